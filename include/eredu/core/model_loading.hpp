@@ -27,7 +27,7 @@ struct ArtifactInspection {
 // What the caller's load options demand of the backend. Admission fails closed: a session
 // capability the policy requires must be among those the backend derives from the inspection.
 struct PreparationPolicy {
-  SessionCapabilities required_session_capabilities;
+  SessionCapabilities required_session_capabilities{};
 
   [[nodiscard]] Result<void> admit(const SessionCapabilities& derived) const {
     return required_session_capabilities.validate(derived);

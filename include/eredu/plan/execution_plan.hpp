@@ -74,8 +74,8 @@ inline constexpr std::uint32_t kDefaultMaxCachedShards = 4;
 // Everything of a plan besides its device; the defaults are the fail-closed, single-model plan.
 struct ExecutionPlanOptions {
   DraftingPlan drafting = DraftingPlan::disabled();
-  DeviceCapabilities required_device_capabilities;
-  SessionCapabilities required_session_capabilities;
+  DeviceCapabilities required_device_capabilities{};
+  SessionCapabilities required_session_capabilities{};
   std::uint32_t max_cached_shards = kDefaultMaxCachedShards;  // > 0
 };
 
