@@ -52,9 +52,9 @@ enum class RecipeErrorKind : std::uint8_t {
   kShapeMismatch,         // joined inputs disagree on rank or on a non-joined dimension
   kElementCountMismatch,  // Reshape to a different element count
   kByteCountMismatch,     // View to a different byte length
-  kInvalidShape,          // target shape not whole blocks of its dtype
   kInvalidPermutation,    // Transpose axes not a permutation of the input's axes
-  kBlockMisaligned,       // an operation would split blocks of a packed dtype
+  kBlockMisaligned,       // would split blocks of a packed dtype (incl. a target shape whose
+                          // innermost dimension is not whole blocks)
   kUnsupportedDtype,      // Cast to or from a block-quantized dtype
   kZeroSizedOutput,       // a node's output has no elements
   kOverflow,              // checked arithmetic failed
