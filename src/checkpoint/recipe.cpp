@@ -93,8 +93,9 @@ class Inferrer {
     message += detail;
     const std::string key = keys.empty() ? std::string() : keys.front();
     Error error(code_for(kind), std::move(message));
-    if (!key.empty()) error = std::move(error).with_subject(key);
-    return Unexpected<RecipeError>(RecipeError(kind, path, key, std::move(error)));
+    // with_subject keeps an empty subject when there is no key.
+    return Unexpected<RecipeError>(
+        RecipeError(kind, path, key, Error(std::move(error).with_subject(key))));
   }
 
   // Maps an eredu Error from shared helpers (selection planning, byte sizes) to a recipe error.
