@@ -362,6 +362,8 @@ enum class Defect {
   kNoPreflightRecipe,
   kPreflightRecipeNotStatic,
   kNoMaterialize,
+  kMaterializeBorrowsLease,
+  kMaterializeTakesLeaseByValue,  // accepted: by value consumes the lease too
   kNoMaterializeRecipe,
   kNoBorrowMaterializedWeight,
   kBorrowMaterializedWeightReturnsCopy,
@@ -513,7 +515,16 @@ class MockBackend
       requires(D == Defect::kPreflightRecipeNotStatic);
   static Result<MockMaterialization, PE> materialize(
       checkpoint::CheckpointLease&& lease,
-      const MockMaterializationContext& context) requires(D != Defect::kNoMaterialize);
+      const MockMaterializationContext&
+          context) requires(D != Defect::kNoMaterialize && D != Defect::kMaterializeBorrowsLease &&
+                            D != Defect::kMaterializeTakesLeaseByValue);
+  static Result<MockMaterialization, PE> materialize(
+      const checkpoint::CheckpointLease& lease,
+      const MockMaterializationContext& context) requires(D == Defect::kMaterializeBorrowsLease);
+  static Result<MockMaterialization, PE> materialize(
+      checkpoint::CheckpointLease lease,
+      const MockMaterializationContext& context) requires(D ==
+                                                          Defect::kMaterializeTakesLeaseByValue);
   static Result<MockMaterialization, PE> materialize_recipe(
       const checkpoint::DerivedWeightRecipe& recipe, const checkpoint::CheckpointSource& source,
       const MockMaterializationContext& context) requires(D != Defect::kNoMaterializeRecipe);

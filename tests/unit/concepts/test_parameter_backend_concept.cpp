@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "concept_test_support.hpp"
+#include "eredu/checkpoint/lease.hpp"
 #include "mocks.hpp"
 
 namespace eredu::concept_tests {
@@ -19,6 +20,15 @@ TEST(ParameterBackendConcept, AcceptsCompleteMockBackend) {
   static_assert(diagnose::parameter_backend<CompleteMockBackend>());
   EXPECT_TRUE(ParameterBackend<CompleteMockBackend>);
   EXPECT_TRUE(diagnose::parameter_backend_unmet<CompleteMockBackend>().empty());
+}
+
+// With the checkpoint layer's real definitions in scope, a materialize that takes its (move-only)
+// lease by value consumes it as well and is accepted.
+TEST(ParameterBackendConcept, AcceptsMaterializeTakingTheLeaseByValue) {
+  using T = MockBackend<Defect::kMaterializeTakesLeaseByValue>;
+  static_assert(!std::is_copy_constructible_v<checkpoint::CheckpointLease>);
+  static_assert(ParameterBackend<T>);
+  EXPECT_TRUE(ParameterBackend<T>);
 }
 
 // ParameterBackend refines NeuralBackend
@@ -110,6 +120,15 @@ TEST(ParameterBackendConcept, RejectsBackendWithoutMaterialize) {
   EXPECT_FALSE(ParameterBackend<T>);
   expect_first_unmet(diagnose::parameter_backend_unmet<T>(),
                      "ParameterBackend: missing static materialize(");
+}
+
+// materialize(const CheckpointLease&): the lease would outlive the materialization
+TEST(ParameterBackendConcept, RejectsMaterializeThatBorrowsTheLease) {
+  using T = MockBackend<Defect::kMaterializeBorrowsLease>;
+  static_assert(!ParameterBackend<T>);
+  EXPECT_FALSE(ParameterBackend<T>);
+  expect_first_unmet(diagnose::parameter_backend_unmet<T>(),
+                     "ParameterBackend: materialize must consume its CheckpointLease");
 }
 
 // no materialize_recipe

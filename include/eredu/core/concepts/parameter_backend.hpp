@@ -10,7 +10,8 @@
 //   parameter_error>
 //       metadata only: no payload lease, no allocation, no device work
 //   B::materialize(CheckpointLease&&, const materialization_context&)
-//       -> Result<materialization, parameter_error>   (format-preserving: packed stays packed)
+//       -> Result<materialization, parameter_error>   (format-preserving: packed stays packed;
+//       consumes the lease: by value or by rvalue reference, never by lvalue reference)
 //   B::materialize_recipe(const DerivedWeightRecipe&, const CheckpointSource&,
 //                         const materialization_context&) -> Result<materialization,
 //                         parameter_error>
@@ -81,6 +82,13 @@ concept has_materialize = has_materialization_context<B> && has_materialization<
   {
     B::materialize(std::move(lease), context)
     } -> std::same_as<Result<typename B::materialization, typename B::parameter_error>>;
+};
+// materialize must consume its lease (the lease's bytes are released with the materialization):
+// a parameter that also accepts an lvalue lease (e.g. `const CheckpointLease&`) would borrow it.
+template <typename B>
+concept materialize_consumes_lease = has_materialize<B> &&
+    !requires(CheckpointLease & lease, const typename B::materialization_context& context) {
+  B::materialize(lease, context);
 };
 template <typename B>
 concept has_materialize_recipe = has_materialization_context<B> && has_materialization<B> &&
@@ -156,6 +164,9 @@ concept bind_is_noexcept = has_bind<B> &&
   X(::eredu::parameter_backend_requirements::has_materialize<B>,                                   \
     "ParameterBackend: missing static materialize(CheckpointLease&&, "                             \
     "const materialization_context&) -> Result<materialization, parameter_error>")                 \
+  X(::eredu::parameter_backend_requirements::materialize_consumes_lease<B>,                        \
+    "ParameterBackend: materialize must consume its CheckpointLease (take it by value or by "      \
+    "rvalue reference), not borrow it")                                                           \
   X(::eredu::parameter_backend_requirements::has_materialize_recipe<B>,                            \
     "ParameterBackend: missing static materialize_recipe(const DerivedWeightRecipe&, "             \
     "const CheckpointSource&, const materialization_context&) -> "                                 \
