@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct VariantCase {
   const char* variant;
   DType dtype;
 };
+
+void PrintTo(const VariantCase& c, std::ostream* os) {
+  *os << c.variant;
+}
 
 class QuantZooVariant : public ::testing::TestWithParam<VariantCase> {};
 
