@@ -140,6 +140,17 @@ TEST(QuantizeKnownBlock, Q4_1AndQ5_1UseMinimumAndRange) {
   EXPECT_EQ(encode(DType::kQ5_1, ramp32), want51);
 }
 
+TEST(QuantizeKnownBlock, OverflowingInverseScaleGivesZeroCodesAsGgmlOnX86) {
+  // amax = 1e-40: d = amax / 127 (or max / -8) is a float32 subnormal, 1/d overflows to Inf, and
+  // x / d is +-Inf or NaN. ggml's casts turn those into code 0 on x86; d rounds to F16 (-)0.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 1e-40f;
+  x[1] = -1e-40f;
+  EXPECT_EQ(encode(DType::kQ8_0, x), bytes({}, 34, 0x00));
+  EXPECT_EQ(encode(DType::kQ4_0, x), bytes({0x00, 0x80}, 18, 0x00));
+  EXPECT_EQ(encode(DType::kQ5_0, x), bytes({0x00, 0x80}, 22, 0x00));
+}
+
 // ---------------------------------------------------------------- synthetic round trips
 
 struct RoundTripCase {

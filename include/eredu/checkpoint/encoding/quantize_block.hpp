@@ -15,6 +15,8 @@
 //
 // Preconditions: every input is finite (the span API in codec.hpp checks it; ggml leaves
 // non-finite input undefined), and `n_elements` is a multiple of 32 for the row functions.
+// Finite input never reaches undefined behaviour: if 1/d overflows (every |x| below ~1e-38),
+// the codes become 0 as ggml's casts make them on x86.
 
 #include <algorithm>
 #include <cfloat>
@@ -55,10 +57,21 @@ struct MinMax {
 }
 
 // trunc(scaled + offset) clamped to [0, top]; scaled and offset are added as a separate rounding.
+// A non-finite sum (only possible when 1/d overflowed: every |x| below ~1e-38, where d itself
+// stores as F16 zero) gives code 0, which is what ggml's float-to-int8 cast yields on x86
+// (cvttss2si's 0x80000000, truncated to a byte); in C++ that cast would be undefined.
 [[nodiscard]] inline std::uint8_t truncate_code(float scaled, float offset, int top) noexcept {
   const float shifted = scaled + offset;
-  const int code = static_cast<int>(shifted);  // truncation toward zero, as ggml's (int8_t) cast
-  return static_cast<std::uint8_t>(std::clamp(code, 0, top));
+  if (!std::isfinite(shifted)) return 0;
+  const float clamped = std::clamp(shifted, 0.0f, static_cast<float>(top));
+  return static_cast<std::uint8_t>(clamped);  // truncation toward zero, as ggml's (int8_t) cast
+}
+
+// round-half-away-from-zero (roundf) as a signed byte; non-finite gives 0, as truncate_code.
+[[nodiscard]] inline std::int8_t round_code(float scaled) noexcept {
+  const float rounded = std::round(scaled);
+  if (!std::isfinite(rounded)) return 0;
+  return static_cast<std::int8_t>(std::clamp(rounded, -128.0f, 127.0f));
 }
 }  // namespace detail
 
@@ -70,8 +83,7 @@ inline void quantize_block(const float* x, BlockQ8_0& y) noexcept {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   y.d = fp32_to_fp16(d);
   for (int j = 0; j < kQK8_0; ++j) {
-    const float scaled = x[j] * id;
-    y.qs[j] = static_cast<std::int8_t>(std::round(scaled));
+    y.qs[j] = detail::round_code(x[j] * id);
   }
 }
 
