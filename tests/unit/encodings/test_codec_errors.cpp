@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "eredu/checkpoint/encoding/codec.hpp"
+#include "eredu/checkpoint/encoding/encoding.hpp"
 #include "eredu/core/dtype.hpp"
 
 namespace {
