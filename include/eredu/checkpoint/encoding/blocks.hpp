@@ -105,7 +105,7 @@ struct [[gnu::packed]] BlockQ5_K {
 };
 
 // Q6_K: 16 sub-blocks of 16 with signed 8-bit scales; value = (d * scale) * (q - 32), q a 6-bit
-// code: 4 low bits in ql, 2 high bits in qh (layout in dequantize_block below).
+// code: 4 low bits in ql, 2 high bits in qh (bit layout at its decoder in dequantize_block.hpp).
 struct [[gnu::packed]] BlockQ6_K {
   std::uint8_t ql[kQK_K / 2];
   std::uint8_t qh[kQK_K / 4];

@@ -3,15 +3,16 @@
 // Q5_1: the deterministic "ref" algorithms ggml uses when llama-quantize runs without an
 // importance matrix, so files eredu writes hold the same bytes llama.cpp would write.
 //
-//   Q8_0        d = amax / 127;          q = round_half_away(x / d)            (|q| <= 127)
+//   Q8_0        d = amax / 127;          q = round_half_away(x * (1/d))        (|q| <= 127)
 //   Q4_0, Q5_0  d = max / -8 (or -16), where max is the element of largest magnitude with its
 //               sign;                    q = min(15|31, trunc(x * (1/d) + 8.5|16.5))
 //   Q4_1, Q5_1  d = (max - min) / 15|31, m = min;
 //                                        q = min(15|31, trunc((x - min) * (1/d) + 0.5))
 // The scale used for the codes is the float32 d (1/d, or 0 when d == 0), and d (and m) are then
-// stored as F16, rounded to nearest even. The multiply and the add are separate statements (the
-// library is built as ISO C++, where GCC and Clang do not fuse them across statements): ggml's
-// reference computes them as two roundings.
+// stored as F16, rounded to nearest even. The multiply and the add are two roundings, as in
+// ggml's reference; they are separate statements so that no compiler fuses them into an FMA
+// (GCC in ISO C++ mode defaults to -ffp-contract=off, Clang fuses only within one expression).
+// tests/unit/encodings/test_quantize.cpp checks the result against llama-quantize's own bytes.
 //
 // Preconditions: every input is finite (the span API in codec.hpp checks it; ggml leaves
 // non-finite input undefined), and `n_elements` is a multiple of 32 for the row functions.
