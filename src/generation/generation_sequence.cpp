@@ -1,6 +1,7 @@
 #include "eredu/generation/generation_sequence.hpp"
 
 #include <algorithm>
+#include <new>
 #include <utility>
 
 #include <fmt/format.h>
@@ -104,6 +105,15 @@ Result<StepOutput> GenerationSequence::cancel() {
 }
 
 Result<StepOutput> GenerationSequence::commit(TokenId token, std::string_view piece) {
+  try {
+    return commit_unguarded(token, piece);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kLimitExceeded,
+                fmt::format("out of memory committing token {} ({} bytes)", token, piece.size()));
+  }
+}
+
+Result<StepOutput> GenerationSequence::commit_unguarded(TokenId token, std::string_view piece) {
   EREDU_TRY_VOID(check_not_finished("commit()"));
   if (token < 0 || (options_.n_vocab > 0 && token >= options_.n_vocab)) {
     return invalid("token", fmt::format("token id {} is outside the vocabulary [0, {})", token,

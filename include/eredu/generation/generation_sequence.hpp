@@ -92,7 +92,8 @@ class GenerationSequence {
   // Checks, before a token is computed, whether the sequence must end (see the file comment).
   [[nodiscard]] Result<StepOutput> poll();
   [[nodiscard]] Result<StepOutput> poll(const CancellationToken& cancel);
-  // Commits one generated token and the bytes it decodes to.
+  // Commits one generated token and the bytes it decodes to. Out of memory is returned as
+  // kLimitExceeded; the sequence should then be abandoned.
   [[nodiscard]] Result<StepOutput> commit(TokenId token, std::string_view piece);
   // Ends the sequence now with kCancelled, releasing held-back text.
   [[nodiscard]] Result<StepOutput> cancel();
@@ -111,6 +112,7 @@ class GenerationSequence {
  private:
   GenerationSequence(SequenceOptions options, StopStringMatcher matcher)
       : options_(std::move(options)), matcher_(std::move(matcher)) {}
+  [[nodiscard]] Result<StepOutput> commit_unguarded(TokenId token, std::string_view piece);
   [[nodiscard]] Result<void> check_not_finished(const char* operation) const;
   [[nodiscard]] bool is_eos(TokenId token) const noexcept;
   [[nodiscard]] bool budget_spent() const noexcept;

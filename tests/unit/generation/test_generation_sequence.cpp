@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "eredu/generation/generation_sequence.hpp"
+#include "eredu/generation/rng.hpp"
 
 namespace eredu::generation {
 namespace {
@@ -235,6 +236,68 @@ TEST(FinishReason, HasStableNames) {
   EXPECT_EQ(to_string(FinishReason::kMaxTokens), "max_tokens");
   EXPECT_EQ(to_string(FinishReason::kContextFull), "context_full");
   EXPECT_EQ(to_string(FinishReason::kCancelled), "cancelled");
+}
+
+}  // namespace
+}  // namespace eredu::generation
+
+namespace eredu::generation {
+namespace {
+
+// Runs `bytes` through a sequence split at the given cut points (max tokens = pieces, so the
+// last piece finishes it) and returns the emitted chunks.
+std::vector<std::string> emit_chunks(const std::vector<std::string>& stops,
+                                     const std::string& bytes,
+                                     const std::vector<std::size_t>& cuts) {
+  SequenceOptions options;
+  options.stop_strings = stops;
+  options.max_tokens = static_cast<std::int64_t>(cuts.size()) + 1;
+  GenerationSequence sequence = GenerationSequence::create(options).value();
+  std::vector<std::string> chunks;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= cuts.size(); ++i) {
+    const std::size_t end = i < cuts.size() ? cuts[i] : bytes.size();
+    StepOutput out = sequence.commit(7, std::string_view(bytes).substr(start, end - start)).value();
+    chunks.push_back(out.text);
+    start = end;
+    if (out.finished()) break;
+  }
+  EXPECT_TRUE(sequence.finished());
+  return chunks;
+}
+
+TEST(GenerationSequenceProperty, EveryChunkIsWellFormedAndSplittingNeverChangesTheText) {
+  // Random byte strings over an alphabet of ASCII, pieces of "é" and "😀" (so characters split
+  // and break), with stop strings that contain multi-byte characters; each string is cut into
+  // pieces at random. Each emitted chunk must be well-formed UTF-8, must not contain a stop
+  // string, and the concatenation must equal the one-piece result.
+  const std::vector<std::string> stops = {"ab",
+                                          "\xC3\xA9"
+                                          "b",
+                                          "\xF0\x9F\x98\x80!"};
+  const char alphabet[] = {'a', 'b', '!', '\xC3', '\xA9', '\xF0', '\x9F', '\x98', '\x80'};
+  Xoshiro256StarStar rng(2024);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string bytes;
+    const std::size_t length = 1 + rng.next() % 24;
+    for (std::size_t i = 0; i < length; ++i)
+      bytes += alphabet[rng.next() % sizeof(alphabet)];
+    std::vector<std::size_t> cuts;
+    for (std::size_t i = 1; i < length; ++i) {
+      if (rng.next() % 3 == 0) cuts.push_back(i);
+    }
+    const std::vector<std::string> whole = emit_chunks(stops, bytes, {});
+    ASSERT_EQ(whole.size(), 1u);
+    std::string joined;
+    for (const std::string& chunk : emit_chunks(stops, bytes, cuts)) {
+      ASSERT_TRUE(is_valid_utf8(chunk)) << "trial " << trial;
+      joined += chunk;
+    }
+    EXPECT_EQ(joined, whole[0]) << "trial " << trial;
+    for (const std::string& stop : stops) {
+      EXPECT_EQ(joined.find(stop), std::string::npos) << "trial " << trial;
+    }
+  }
 }
 
 }  // namespace
