@@ -27,8 +27,10 @@ class GgufParser {
                             std::string_view subject = {}) const {
     Error e(code, std::move(message));
     e.set_path(path_);
-    if (!subject.empty()) e = std::move(e).with_subject(std::string(subject));
-    return std::move(e).with_offset(offset);
+    // with_subject/with_offset modify in place and return an rvalue reference to the same object.
+    if (!subject.empty()) (void)std::move(e).with_subject(std::string(subject));
+    (void)std::move(e).with_offset(offset);
+    return e;
   }
 
   [[nodiscard]] std::uint64_t remaining() const noexcept { return bytes_.size() - pos_; }
@@ -69,7 +71,10 @@ class GgufParser {
   }
 
   Result<void> parse_header();
-  Result<std::string> read_string(std::string_view what, std::string_view subject);
+  // Reads a u64 length and that many bytes; `cap` bounds the length (keys and names have their
+  // own caps, checked by the caller first; values use GgufLimits::max_string_bytes).
+  Result<std::string> read_string(std::string_view what, std::string_view subject,
+                                  std::uint64_t cap);
   Result<void> parse_metadata_entry(std::uint64_t index);
   Result<GgufValue> read_value(GgufValueType type, std::string_view key, std::uint32_t depth);
   Result<GgufArray> read_array(std::string_view key, std::uint32_t depth);
@@ -183,13 +188,14 @@ Result<void> GgufParser::parse_header() {
   return ok();
 }
 
-Result<std::string> GgufParser::read_string(std::string_view what, std::string_view subject) {
+Result<std::string> GgufParser::read_string(std::string_view what, std::string_view subject,
+                                            std::uint64_t cap) {
   const std::uint64_t at = pos_;
   EREDU_TRY(const std::uint64_t length, read<std::uint64_t>(what, subject));
-  if (length > limits_.max_string_bytes) {
+  if (length > cap) {
     return fail(error(ErrorCode::kLimitExceeded,
                       std::string(what) + " length " + std::to_string(length) +
-                          " exceeds the limit of " + std::to_string(limits_.max_string_bytes) +
+                          " exceeds the limit of " + std::to_string(cap) +
                           " bytes (GgufLimits::max_string_bytes)",
                       at, subject));
   }
@@ -287,7 +293,7 @@ Result<GgufArray> GgufParser::read_array(std::string_view key, std::uint32_t dep
     std::vector<std::string> strings;
     strings.reserve(static_cast<std::size_t>(count));
     for (std::uint64_t i = 0; i < count; ++i) {
-      EREDU_TRY(std::string s, read_string("string array element", key));
+      EREDU_TRY(std::string s, read_string("string array element", key, limits_.max_string_bytes));
       strings.push_back(std::move(s));
     }
     return GgufArray::of_strings(std::move(strings));
@@ -343,7 +349,7 @@ Result<GgufValue> GgufParser::read_value(GgufValueType type, std::string_view ke
       return GgufValue(v == 1);
     }
     case GgufValueType::kString: {
-      EREDU_TRY(std::string s, read_string("string value", key));
+      EREDU_TRY(std::string s, read_string("string value", key, limits_.max_string_bytes));
       return GgufValue(std::move(s));
     }
     case GgufValueType::kArray: {
@@ -412,7 +418,8 @@ Result<void> GgufParser::parse_metadata_entry(std::uint64_t index) {
                       entry.offset, "metadata entry " + std::to_string(index)));
   }
   pos_ = entry.offset;  // re-read through read_string so that the same bounds apply
-  EREDU_TRY(entry.key, read_string("metadata key", "metadata entry " + std::to_string(index)));
+  EREDU_TRY(entry.key, read_string("metadata key", "metadata entry " + std::to_string(index),
+                                   kGgufMaxKeyBytes));
   EREDU_TRY_VOID(check_key(entry.key, entry.offset + 8));
   if (out_->metadata_index_.count(entry.key) != 0) {
     return fail(
@@ -450,7 +457,7 @@ Result<void> GgufParser::parse_tensor_info(std::uint64_t index) {
                       info.info_offset, placeholder));
   }
   pos_ = info.info_offset;
-  EREDU_TRY(info.name, read_string("tensor name", placeholder));
+  EREDU_TRY(info.name, read_string("tensor name", placeholder, kGgufMaxTensorNameBytes));
   for (std::size_t i = 0; i < info.name.size(); ++i) {
     const auto c = static_cast<unsigned char>(info.name[i]);
     if (c < 0x20 || c == 0x7F) {

@@ -120,8 +120,8 @@ Result<void> check_gguf_shard(const GgufContents& contents, std::uint32_t index,
     Error e(ErrorCode::kInvalidModel, "shard claims split.no " + std::to_string(info->number) +
                                           ", but its file name makes it shard " +
                                           std::to_string(index) + " (0-based)");
-    e = std::move(e).with_path(contents.path()).with_subject("split.no");
-    if (no != nullptr) e = std::move(e).with_offset(no->value_offset);
+    (void)std::move(e).with_path(contents.path()).with_subject("split.no");
+    if (no != nullptr) (void)std::move(e).with_offset(no->value_offset);
     return fail(std::move(e));
   }
   return ok();
