@@ -606,7 +606,8 @@ Result<void> GgufParser::check_tensor_ranges() {
     }
     last_end = info.data_offset + info.byte_size;
   }
-  if (!order.empty() && last_end < size) {
+  // The writer pads the last tensor to the alignment too; only bytes beyond that are trailing.
+  if (!order.empty() && last_end < size && size - last_end >= header.alignment) {
     log::warn("{}: {} trailing bytes after the last tensor's data are ignored", path_,
               size - last_end);
   }

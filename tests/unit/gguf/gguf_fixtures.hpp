@@ -12,6 +12,7 @@
 
 #include "eredu/checkpoint/gguf.hpp"
 #include "eredu/checkpoint/gguf_writer.hpp"
+#include "eredu/core/log.hpp"
 
 namespace eredu::checkpoint::testing {
 
@@ -65,6 +66,26 @@ inline std::filesystem::path temp_dir(const std::string& name) {
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+// Captures the library's log messages while alive (restores the default sink afterwards).
+class LogCapture {
+ public:
+  LogCapture() {
+    log::set_sink([this](log::Level, std::string_view message) { lines_.emplace_back(message); });
+  }
+  ~LogCapture() { log::set_sink({}); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  [[nodiscard]] bool contains(std::string_view needle) const {
+    for (const std::string& line : lines_) {
+      if (line.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
 
 }  // namespace eredu::checkpoint::testing
 
