@@ -232,9 +232,11 @@ Result<void> GgufParser::check_key(const std::string& key, std::uint64_t offset)
 
 Result<GgufArray> GgufParser::read_array(std::string_view key, std::uint32_t depth) {
   const std::uint64_t at = pos_;
-  if (depth > limits_.max_nesting_depth) {
+  // Parsing recurses once per level, so the depth is also capped here whatever the limits say.
+  const std::uint32_t max_depth = std::min<std::uint32_t>(limits_.max_nesting_depth, 64);
+  if (depth > max_depth) {
     return fail(error(ErrorCode::kLimitExceeded,
-                      "arrays nested deeper than " + std::to_string(limits_.max_nesting_depth) +
+                      "arrays nested deeper than " + std::to_string(max_depth) +
                           " levels (GgufLimits::max_nesting_depth)",
                       at, key));
   }

@@ -136,7 +136,7 @@ Result<GgufShardSet> GgufShardSet::open(const std::filesystem::path& any_shard,
     auto mapped = MappedFile::open(paths[i]);
     if (!mapped) {
       Error e = std::move(mapped).error();
-      if (e.code() == ErrorCode::kNotFound) {
+      if (e.code() == ErrorCode::kNotFound && name) {
         return fail(Error(ErrorCode::kNotFound, "shard " + std::to_string(i + 1) + " of " +
                                                     std::to_string(paths.size()) +
                                                     " of the split set is missing")

@@ -66,8 +66,9 @@ struct GgufLimits {
   std::uint64_t max_tensors = 1'000'000;
   std::uint32_t max_rank = 4;                    // at most 8 is honoured
   std::uint64_t max_string_bytes = 64ull << 20;  // one string value, key excluded
-  std::uint32_t max_nesting_depth = 16;          // array-of-array levels (1 = no nesting)
-  // Bound on the decoded metadata kept in memory (keys, strings, array storage, bookkeeping).
+  std::uint32_t max_nesting_depth = 16;  // array levels (1 = no nesting); at most 64 honoured
+  // Bound on the decoded header kept in memory: keys, strings, array storage, and the entry and
+  // tensor-info records themselves (GgufLimits::max_metadata_bytes in errors).
   std::uint64_t max_metadata_bytes = 1ull << 30;
   std::uint64_t max_alignment = 1ull << 20;
   bool strict_keys = false;  // require dotted lower_snake_case keys
