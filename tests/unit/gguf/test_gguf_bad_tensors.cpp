@@ -146,6 +146,23 @@ TEST(GgufBadInput, G30_RankAboveFourIsRejectedBeforeReadingTheDims) {
   }
 }
 
+TEST(GgufLimitsTest, RankLimitCanBeRaisedToEightButNoFurther) {
+  GgufWriter w;
+  w.add_raw_tensor({"r5", 0, {1, 1, 1, 1, 2}, pattern_bytes(8), {}});
+  const GgufImage image = w.build().value();
+  GgufLimits eight;
+  eight.max_rank = 8;
+  const auto file = parse_bytes(image.bytes, eight);
+  ASSERT_TRUE(file.has_value()) << file.error().what();
+  EXPECT_EQ(file->find_tensor("r5")->shape, (std::vector<std::uint64_t>{2, 1, 1, 1, 1}));
+  GgufLimits huge;
+  huge.max_rank = 1000;
+  GgufImage nine = image;
+  ASSERT_TRUE(overwrite_le<std::uint32_t>(nine.bytes, image.layout.tensors[0].rank_offset, 9));
+  EXPECT_GGUF_ERROR(parse_bytes(nine.bytes, huge), ErrorCode::kInvalidModel,
+                    "tensor rank 9 is outside 1..8");
+}
+
 TEST(GgufBadInput, G31_NegativeDimensionIsRejected) {
   GgufImage image = valid_image();
   const GgufTensorLayout& t = image.layout.tensors[0];
