@@ -55,4 +55,9 @@ namespace eredu::checkpoint::detail {
     std::span<const std::byte> prefix, std::uint64_t file_size, std::string_view path,
     const SafetensorsLimits& limits);
 
+// Reads the whole regular file at `path` into memory (SafetensorsOpenMode::kReadIntoMemory).
+// MappedFile::from_bytes copies, so the file is briefly held twice.
+[[nodiscard]] Result<std::shared_ptr<const MappedFile>> read_file_into_memory(
+    const std::filesystem::path& path);
+
 }  // namespace eredu::checkpoint::detail

@@ -69,7 +69,10 @@ Result<void> read_exact(int fd, std::uint64_t offset, std::span<std::byte> out,
   return ok();
 }
 
-Result<std::shared_ptr<const MappedFile>> read_into_memory(const std::filesystem::path& path) {
+}  // namespace
+
+Result<std::shared_ptr<const MappedFile>> detail::read_file_into_memory(
+    const std::filesystem::path& path) {
   int fd = -1;
   auto size = open_regular(path, fd);
   const Descriptor guard(fd);
@@ -83,6 +86,8 @@ Result<std::shared_ptr<const MappedFile>> read_into_memory(const std::filesystem
   // from_bytes keeps its own copy; the file is briefly held twice (documented in the header).
   return MappedFile::from_bytes(bytes, path.string());
 }
+
+namespace {
 
 // Reads a 2-, 4- or 8-byte little-endian word at `p` (no alignment assumed).
 std::uint64_t load_le(const std::byte* p, std::size_t width) {
@@ -191,7 +196,7 @@ Result<SafetensorsFile> open_safetensors(const std::filesystem::path& path,
       EREDU_TRY(auto mapped, MappedFile::open(path));
       file = std::move(mapped);
     } else {
-      EREDU_TRY(auto loaded, read_into_memory(path));
+      EREDU_TRY(auto loaded, detail::read_file_into_memory(path));
       file = std::move(loaded);
     }
     return parse_safetensors(std::move(file), limits);
