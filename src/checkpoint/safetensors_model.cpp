@@ -19,9 +19,8 @@ namespace {
 
 Error model_error(ErrorCode code, std::string message, const fs::path& path,
                   std::string subject = {}) {
-  Error error = Error(code, std::move(message)).with_path(path.string());
-  if (!subject.empty()) error = std::move(error).with_subject(std::move(subject));
-  return error;
+  // with_subject keeps an existing (here: empty) subject, so an empty one is a no-op.
+  return Error(code, std::move(message)).with_path(path.string()).with_subject(std::move(subject));
 }
 
 // A shard file name as the index gives it must be a plain relative path inside the directory.
@@ -118,11 +117,12 @@ Result<SafetensorsShard> load_shard(const fs::path& directory, const std::vector
   if (!header) {
     Error error = std::move(header).error();
     // Report the path as the index names it, keeping the reader's message and offset.
-    Error renamed(error.code(),
-                  error.message() + (error.path().empty() ? std::string()
-                                                          : " (resolved to " + error.path() + ")"));
-    renamed = std::move(renamed).with_path(shard.path.string()).with_subject(error.subject());
-    if (error.offset()) renamed = std::move(renamed).with_offset(*error.offset());
+    std::string message = error.message();
+    if (!error.path().empty()) message += " (resolved to " + error.path() + ")";
+    Error renamed = Error(error.code(), std::move(message))
+                        .with_path(shard.path.string())
+                        .with_subject(error.subject());
+    if (error.offset()) renamed = Error(std::move(renamed).with_offset(*error.offset()));
     return fail(std::move(renamed));
   }
   shard.header = std::move(*header);

@@ -2,9 +2,9 @@
 // A deterministic SafeTensors writer, for fixtures and for tools that emit checkpoints.
 //
 // Output: the 8-byte little-endian header length N, the compact JSON header, then the tensor data
-// in one contiguous buffer. Header keys are in bytewise order ("__metadata__" first when present,
-// then tensor names; fields of an entry as "data_offsets", "dtype", "shape"), the data buffer
-// holds the tensors in the same name order, and the header is padded with spaces (0x20) so that
+// in one contiguous buffer. Header keys are in bytewise order ("__metadata__" included; fields of
+// an entry as "data_offsets", "dtype", "shape"), the data buffer holds the tensors in bytewise
+// name order, and the header is padded with spaces (0x20) so that
 // 8 + N is a multiple of `header_alignment` (8 by default, as the reference writer does). The
 // same input therefore always gives byte-identical output.
 //
