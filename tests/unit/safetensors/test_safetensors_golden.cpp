@@ -17,7 +17,7 @@ std::vector<T> values_of(const SafetensorsFile& file, std::string_view name) {
   EXPECT_TRUE(bytes.has_value()) << name;
   if (!bytes) return {};
   std::vector<T> out(bytes->size() / sizeof(T));
-  std::memcpy(out.data(), bytes->data(), out.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes->data(), out.size() * sizeof(T));
   return out;
 }
 
