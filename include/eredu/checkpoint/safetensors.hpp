@@ -11,7 +11,9 @@
 //     cannot overflow;
 //   * the header is valid UTF-8, starts with '{', nests at most `max_json_depth` deep (checked
 //     by a linear pre-scan, before JSON parsing), parses as one JSON object followed only by
-//     spaces, and has no duplicate keys at any level (nlohmann would silently keep the last);
+//     spaces, and has no duplicate keys (tensor names, "__metadata__" keys, entry fields;
+//     nlohmann's DOM would silently keep the last). Values of ignored unknown fields are skipped
+//     unchecked;
 //   * every entry has exactly the fields dtype (string), shape (array of unsigned integers) and
 //     data_offsets (exactly two unsigned integers, begin <= end); see UnknownFieldPolicy;
 //   * element count and byte size are computed with checked arithmetic; end - begin equals the
@@ -127,8 +129,8 @@ class SafetensorsHeader {
   // FNV-1a 64 over the first 8 + N bytes; used to notice a file changed between parse and map.
   [[nodiscard]] std::uint64_t header_hash() const noexcept { return header_hash_; }
 
-  // Tensors in file order (ascending offset; ties, which only zero-size tensors can have, by
-  // name).
+  // Tensors in file order: ascending offset; at a shared offset (only zero-size tensors share
+  // one) zero-size tensors come first, ordered by name.
   [[nodiscard]] const std::vector<SafetensorsTensor>& tensors() const noexcept { return tensors_; }
   // The tensor called `name`, or nullptr.
   [[nodiscard]] const SafetensorsTensor* find(std::string_view name) const noexcept;
