@@ -226,6 +226,7 @@ Result<SafetensorsModelFiles> SafetensorsModelFiles::open(const fs::path& path,
     SafetensorsModelFiles model;
     fs::path index_path;
     std::string single_file;
+    bool named_file = false;  // a .safetensors file path given directly (not via a directory)
     if (fs::is_directory(status)) {
       model.directory_ = path;
       if (fs::exists(path / kSafetensorsIndexFileName, ec)) {
@@ -246,6 +247,7 @@ Result<SafetensorsModelFiles> SafetensorsModelFiles::open(const fs::path& path,
         index_path = path;
       } else {
         single_file = name;
+        named_file = true;
       }
     }
 
@@ -254,7 +256,12 @@ Result<SafetensorsModelFiles> SafetensorsModelFiles::open(const fs::path& path,
       return fail(model_error(ErrorCode::kIo, "cannot resolve the directory: " + ec.message(),
                               model.directory_));
     }
-    const std::vector<fs::path> roots = allowed_roots(canonical_dir, options.allow_hf_cache_blobs);
+    std::vector<fs::path> roots = allowed_roots(canonical_dir, options.allow_hf_cache_blobs);
+    if (named_file) {
+      // The caller chose this file explicitly: wherever a symlink to it leads is where it is.
+      const fs::path resolved = fs::canonical(path, ec);
+      if (!ec) roots.push_back(resolved.parent_path());
+    }
 
     if (!single_file.empty()) {
       EREDU_TRY(SafetensorsShard shard,

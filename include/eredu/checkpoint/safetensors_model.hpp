@@ -6,7 +6,8 @@
 // shard stays open or mapped) and cross-checks them against the index (reliability.md S26):
 //   * a shard path must be relative, without "..", and resolve (symlinks followed) inside the
 //     model directory. One exception, on by default: in a Hugging Face cache snapshot
-//     (<repo>/snapshots/<revision>/), shards are symlinks into <repo>/blobs/, which is allowed;
+//     (<repo>/snapshots/<revision>/), shards are symlinks into <repo>/blobs/, which is allowed.
+//     A .safetensors file named directly by the caller may be a symlink to anywhere;
 //   * a missing shard is kNotFound naming the shard and a tensor the index places in it;
 //   * a tensor in two shards is kDuplicate; an index entry the shard does not have, or a shard
 //     tensor the index does not list (or places in another shard), is kInvalidModel naming both

@@ -95,6 +95,17 @@ TEST(SafetensorsModel, SingleFileDirectoryAndFilePathBothOpen) {
   EXPECT_NE(single->find("z"), nullptr);
 }
 
+TEST(SafetensorsModel, ASymlinkedFileNamedDirectlyOpensWhereverItPoints) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "store");
+  fs::create_directories(dir.path() / "links");
+  write_shard(dir.path() / "store" / "blob", {{"x", 5.0F}});
+  fs::create_symlink(dir.path() / "store" / "blob", dir.path() / "links" / "m.safetensors");
+  const auto model = SafetensorsModelFiles::open(dir.path() / "links" / "m.safetensors");
+  ASSERT_TRUE(model.has_value()) << model.error().what();
+  EXPECT_NE(model->find("x"), nullptr);
+}
+
 TEST(SafetensorsModel, OpenShardRejectsAShardChangedSinceOpen) {
   TempDir dir;
   write_two_shard_model(dir.path());
