@@ -14,6 +14,17 @@
 #include "safetensors_detail.hpp"
 
 namespace eredu::checkpoint {
+
+// Binds a header just parsed from `file`'s own bytes: no need to fingerprint them again.
+struct SafetensorsFileAccess {
+  static SafetensorsFile bind(SafetensorsHeader header, std::shared_ptr<const MappedFile> file) {
+    SafetensorsFile result;
+    result.header_ = std::move(header);
+    result.file_ = std::move(file);
+    return result;
+  }
+};
+
 namespace {
 
 Error os_error(const std::filesystem::path& path, const char* what, int err) {
@@ -184,7 +195,7 @@ Result<SafetensorsFile> parse_safetensors(std::shared_ptr<const MappedFile> file
   if (!file) return fail(ErrorCode::kInvalidArgument, "parse_safetensors: no file");
   EREDU_TRY(SafetensorsHeader header,
             parse_safetensors_header(file->bytes(), file->size(), file->path(), limits));
-  return SafetensorsFile::attach(std::move(header), std::move(file));
+  return SafetensorsFileAccess::bind(std::move(header), std::move(file));
 }
 
 Result<SafetensorsFile> open_safetensors(const std::filesystem::path& path,

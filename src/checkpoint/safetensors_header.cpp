@@ -180,7 +180,7 @@ class HeaderSax {
         } else {
           state_ = State::kEntryWantKey;
           seen_fields_ = 0;
-          unknown_fields_.clear();
+          if (!unknown_fields_.empty()) unknown_fields_.clear();
         }
         return true;
       case State::kSkipping:
@@ -314,16 +314,18 @@ class HeaderSax {
     return fail_at(Error(code, std::move(message)).with_subject(entry_.name));
   }
 
+  // Duplicate tensor names are found after parsing (check_unique_names), with one hash pass
+  // over names that are not copied; a repeated "__metadata__" is found here.
   bool top_key(std::string key) {
-    if (!top_keys_.insert(key).second) {
-      const bool meta = key == kMetadataKey;
-      return fail_at(
-          Error(ErrorCode::kDuplicate, meta ? "__metadata__ appears more than once in the header"
-                                            : "duplicate tensor name in the header")
-              .with_subject(std::move(key)));
-    }
     top_key_is_metadata_ = key == kMetadataKey;
-    if (!top_key_is_metadata_) {
+    if (top_key_is_metadata_) {
+      if (seen_metadata_) {
+        return fail_at(
+            Error(ErrorCode::kDuplicate, "__metadata__ appears more than once in the header")
+                .with_subject(std::move(key)));
+      }
+      seen_metadata_ = true;
+    } else {
       if (key.empty()) {
         return fail_at(Error(ErrorCode::kInvalidModel, "a tensor has an empty name"));
       }
@@ -510,7 +512,7 @@ class HeaderSax {
   std::unordered_set<std::string> unknown_fields_;
   std::uint32_t skip_depth_ = 0;
   bool top_key_is_metadata_ = false;
-  std::unordered_set<std::string> top_keys_;
+  bool seen_metadata_ = false;
   std::string metadata_key_;
   RawEntry entry_;
   std::vector<Entry> entries_;
@@ -521,6 +523,22 @@ class HeaderSax {
 std::string hex_byte(unsigned char c) {
   constexpr char kDigits[] = "0123456789abcdef";
   return std::string("0x") + kDigits[c >> 4] + kDigits[c & 15];
+}
+
+// The second occurrence (in header order) of a repeated tensor name is a kDuplicate error at its
+// key. The views point into `entries`, which does not change while the set lives.
+Result<void> check_unique_names(const std::vector<Entry>& entries, std::string_view path) {
+  std::unordered_set<std::string_view> names;
+  names.reserve(entries.size());
+  for (const Entry& entry : entries) {
+    if (!names.insert(entry.tensor.name).second) {
+      return fail(Error(ErrorCode::kDuplicate, "duplicate tensor name in the header")
+                      .with_path(std::string(path))
+                      .with_subject(entry.tensor.name)
+                      .with_offset(entry.key_offset));
+    }
+  }
+  return ok();
 }
 
 // Sorted by offset, the tensors must tile [0, buffer_size) exactly (S17, S18, S19).
@@ -616,6 +634,7 @@ Result<SafetensorsHeader> parse_header_text(std::span<const std::byte> prefix,
   }
 
   std::vector<Entry>& entries = sax.entries();
+  EREDU_TRY_VOID(check_unique_names(entries, path));
   const std::uint64_t data_start = header_length + 8;
   EREDU_TRY_VOID(check_tiling(entries, data_start, file_size - data_start, path));
   if (data_start % 8 != 0) {

@@ -104,6 +104,7 @@ struct SafetensorsTensor {
 };
 
 struct SafetensorsHeaderAccess;
+struct SafetensorsFileAccess;
 
 // A validated header: everything about a file except its payload. A plain value (no file handle)
 // so that a model's shards can be parsed once and mapped later, lazily.
@@ -199,6 +200,7 @@ class SafetensorsFile {
   [[nodiscard]] Result<std::span<const std::byte>> tensor_bytes(std::string_view name) const;
 
  private:
+  friend struct SafetensorsFileAccess;  // parse_safetensors (src/checkpoint/safetensors_file.cpp)
   SafetensorsHeader header_;
   std::shared_ptr<const MappedFile> file_;
 };
