@@ -111,7 +111,7 @@ Result<std::vector<std::byte>> SafetensorsWriter::serialize(
 Result<void> SafetensorsWriter::write_file(const std::filesystem::path& path,
                                            const SafetensorsWriteOptions& options) const {
   EREDU_TRY(const std::vector<std::byte> bytes, serialize(options));
-  return write_binary_file(path, bytes);
+  return write_safetensors_bytes(path, bytes);
 }
 
 std::vector<std::byte> raw_safetensors_bytes(std::string_view header_text,
@@ -126,8 +126,8 @@ std::vector<std::byte> raw_safetensors_bytes(std::string_view header_text,
   return out;
 }
 
-Result<void> write_binary_file(const std::filesystem::path& path,
-                               std::span<const std::byte> bytes) {
+Result<void> write_safetensors_bytes(const std::filesystem::path& path,
+                                     std::span<const std::byte> bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) {
     out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -174,8 +174,8 @@ Result<void> write_sharded_safetensors(const std::filesystem::path& directory,
     EREDU_TRY_VOID(shard.writer.write_file(directory / shard.file_name, options));
   }
   EREDU_TRY(const std::string index, safetensors_index_json(weight_map, total));
-  return write_binary_file(directory / "model.safetensors.index.json",
-                           std::as_bytes(std::span(index.data(), index.size())));
+  return write_safetensors_bytes(directory / "model.safetensors.index.json",
+                                 std::as_bytes(std::span(index.data(), index.size())));
 }
 
 }  // namespace eredu::checkpoint

@@ -78,8 +78,8 @@ class SafetensorsWriter {
     std::optional<std::uint64_t> declared_length = std::nullopt);
 
 // Writes `bytes` to `path`, replacing it (kIo naming the path on failure).
-[[nodiscard]] Result<void> write_binary_file(const std::filesystem::path& path,
-                                             std::span<const std::byte> bytes);
+[[nodiscard]] Result<void> write_safetensors_bytes(const std::filesystem::path& path,
+                                                   std::span<const std::byte> bytes);
 
 // The text of a model.safetensors.index.json: {"metadata": {"total_size": ...}, "weight_map":
 // {tensor name: shard file}} with keys in bytewise order (metadata omitted without total_size).

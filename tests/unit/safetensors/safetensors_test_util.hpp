@@ -86,7 +86,7 @@ class TempDir {
 };
 
 inline void write_text(const std::filesystem::path& path, std::string_view text) {
-  ASSERT_TRUE(write_binary_file(path, to_bytes(text)).has_value()) << path;
+  ASSERT_TRUE(write_safetensors_bytes(path, to_bytes(text)).has_value()) << path;
 }
 
 // A small valid model: "a" F32 [2] = {1, 2}; "b" I16 [3] = {-1, 0, 7}.

@@ -57,7 +57,7 @@ TEST(SafetensorsBadInput, S02_HeaderLengthBeyondFileIsRejectedBeforeAllocating) 
 
   // The header-only reader checks N against the file size before reading N bytes.
   testing::TempDir dir;
-  ASSERT_TRUE(write_binary_file(dir.path() / "x.safetensors", bytes).has_value());
+  ASSERT_TRUE(write_safetensors_bytes(dir.path() / "x.safetensors", bytes).has_value());
   EXPECT_TRUE(FailsWith(read_safetensors_header(dir.path() / "x.safetensors"),
                         ErrorCode::kInvalidModel, "past the end of the file"));
 }

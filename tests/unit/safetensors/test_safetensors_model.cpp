@@ -245,7 +245,7 @@ TEST(SafetensorsModel, S26_IndexPlacingATensorInTheWrongShardIsRejected) {
 TEST(SafetensorsModel, S26_ShardHeaderErrorsNameTheShard) {
   TempDir dir;
   const auto bytes = raw_safetensors_bytes("{\"a\":1}");
-  ASSERT_TRUE(write_binary_file(dir.path() / "bad.safetensors", bytes));
+  ASSERT_TRUE(write_safetensors_bytes(dir.path() / "bad.safetensors", bytes));
   write_index(dir.path(), {{"a", "bad.safetensors"}});
   const auto result = SafetensorsModelFiles::open(dir.path());
   EXPECT_TRUE(FailsWith(result, ErrorCode::kInvalidModel, "must be an object"));
