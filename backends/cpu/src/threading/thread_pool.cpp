@@ -8,7 +8,9 @@ namespace {
 // Spins before sleeping. Kernels are issued back to back during a forward pass, so a worker that
 // just finished usually sees the next job within microseconds; sleeping right away would add a
 // futex wake-up to every op.
-constexpr int kSpinIterations = 20000;
+// After the spin, a few yields let a descheduled peer run when the machine is oversubscribed.
+constexpr int kSpinIterations = 4000;
+constexpr int kYieldIterations = 16;
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,6 +60,10 @@ void ThreadPool::worker_main(std::size_t thread_index) {
       cpu_relax();
       current = generation_.load(std::memory_order_acquire);
     }
+    for (int y = 0; current == seen && y < kYieldIterations; ++y) {
+      std::this_thread::yield();
+      current = generation_.load(std::memory_order_acquire);
+    }
     while (current == seen) {
       generation_.wait(seen, std::memory_order_acquire);
       current = generation_.load(std::memory_order_acquire);
@@ -92,6 +98,10 @@ void ThreadPool::parallel_for(std::size_t n, RangeFn fn, std::size_t grain, Sche
   std::size_t left = pending_.load(std::memory_order_acquire);
   for (int spin = 0; left != 0 && spin < kSpinIterations; ++spin) {
     cpu_relax();
+    left = pending_.load(std::memory_order_acquire);
+  }
+  for (int y = 0; left != 0 && y < kYieldIterations; ++y) {
+    std::this_thread::yield();
     left = pending_.load(std::memory_order_acquire);
   }
   while (left != 0) {
