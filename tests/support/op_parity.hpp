@@ -43,8 +43,12 @@ struct OpResult {
   OpStatus status = OpStatus::kOk;
   std::string message;  // why it is unsupported
 };
-inline OpResult ok() { return {}; }
-inline OpResult unsupported(std::string why) { return {OpStatus::kUnsupported, std::move(why)}; }
+inline OpResult ok() {
+  return {};
+}
+inline OpResult unsupported(std::string why) {
+  return {OpStatus::kUnsupported, std::move(why)};
+}
 
 // Per-op NMSE thresholds. Defaults follow llama.cpp's test-backend-ops (1e-7 element-wise, 5e-4
 // for matrix products with quantized activations) tightened where our reference allows it.
@@ -68,9 +72,8 @@ struct OpTable {
   std::function<OpResult(const float* x, const float* weight, std::size_t n_rows, std::size_t n,
                          float eps, float* y)>
       rms_norm;
-  std::function<OpResult(float* x, std::size_t n_tokens, std::size_t n_heads,
-                         std::size_t head_dim, const std::int32_t* positions,
-                         const RopeParams& params)>
+  std::function<OpResult(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
+                         const std::int32_t* positions, const RopeParams& params)>
       rope;
   std::function<OpResult(const AttentionArgs& args)> attention;
   std::function<OpResult(const float* gate, const float* up, std::size_t n, float* out)> swiglu;
@@ -128,14 +131,16 @@ inline OpTable reference_table() {
 // Guarded output buffers.
 
 inline constexpr std::size_t kGuardFloats = 64;
-inline constexpr std::uint32_t kGuardBits = 0x7FA5A5A5U;    // a NaN payload nothing computes
+inline constexpr std::uint32_t kGuardBits = 0x7FA5A5A5U;      // a NaN payload nothing computes
 inline constexpr std::uint32_t kUnwrittenBits = 0x7FC0FFEEU;  // pre-fill of the payload
 
 class GuardedBuffer {
  public:
   explicit GuardedBuffer(std::size_t n) : n_(n), storage_(n + 2 * kGuardFloats) {
-    for (float& f : storage_) f = std::bit_cast<float>(kGuardBits);
-    for (std::size_t i = 0; i < n_; ++i) data()[i] = std::bit_cast<float>(kUnwrittenBits);
+    for (float& f : storage_)
+      f = std::bit_cast<float>(kGuardBits);
+    for (std::size_t i = 0; i < n_; ++i)
+      data()[i] = std::bit_cast<float>(kUnwrittenBits);
   }
   // Copies `values` into the payload (for in-place ops).
   void assign(const std::vector<float>& values) {
@@ -211,7 +216,8 @@ inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float 
                                         float hi = 1.0F) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (float& f : v) f = dist(rng);
+  for (float& f : v)
+    f = dist(rng);
   return v;
 }
 
@@ -244,8 +250,8 @@ inline std::vector<std::size_t> half_field_offsets(DType dtype) {
 
 // A random packed [rows, cols] matrix: float types from uniform [-1, 1]; block types from random
 // code bytes with small random F16 scales, so every code path of the decoders is exercised.
-inline std::vector<std::byte> random_packed_matrix(std::mt19937& rng, DType dtype,
-                                                   std::size_t rows, std::size_t cols) {
+inline std::vector<std::byte> random_packed_matrix(std::mt19937& rng, DType dtype, std::size_t rows,
+                                                   std::size_t cols) {
   const std::size_t row_bytes = cpu::packed_row_bytes(dtype, cols);
   std::vector<std::byte> bytes(rows * row_bytes);
   if (dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16) {
@@ -254,15 +260,16 @@ inline std::vector<std::byte> random_packed_matrix(std::mt19937& rng, DType dtyp
       if (dtype == DType::kF32) {
         std::memcpy(bytes.data() + 4 * i, &v[i], 4);
       } else {
-        const std::uint16_t h = dtype == DType::kF16 ? encoding::fp32_to_fp16(v[i])
-                                                     : encoding::fp32_to_bf16(v[i]);
+        const std::uint16_t h =
+            dtype == DType::kF16 ? encoding::fp32_to_fp16(v[i]) : encoding::fp32_to_bf16(v[i]);
         std::memcpy(bytes.data() + 2 * i, &h, 2);
       }
     }
     return bytes;
   }
   std::uniform_int_distribution<int> byte_dist(0, 255);
-  for (std::byte& b : bytes) b = static_cast<std::byte>(byte_dist(rng));
+  for (std::byte& b : bytes)
+    b = static_cast<std::byte>(byte_dist(rng));
   const DTypeInfo& info = dtype_info(dtype);
   std::uniform_real_distribution<float> scale_dist(0.002F, 0.02F);
   std::bernoulli_distribution negative(0.25);
@@ -279,8 +286,8 @@ inline std::vector<std::byte> random_packed_matrix(std::mt19937& rng, DType dtyp
 // Every weight encoding the matmul parity sweep covers.
 inline const std::vector<DType>& matmul_dtypes() {
   static const std::vector<DType> dtypes = {
-      DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K,
+      DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,   DType::kQ4_0,
+      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K,   DType::kQ3_K,
       DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS};
   return dtypes;
 }

@@ -51,11 +51,10 @@ class OpParity : public ::testing::Test {
   }
 
   void check_matmul_sweep(DType dtype) {
-    const std::size_t block = dtype_info(dtype).block_elements == 1
-                                  ? 32
-                                  : dtype_info(dtype).block_elements;
+    const std::size_t block =
+        dtype_info(dtype).block_elements == 1 ? 32 : dtype_info(dtype).block_elements;
     // (rows, blocks per row, tokens): odd n_out, single blocks, token counts around the tile size.
-    const std::size_t shapes[][3] = {{1, 1, 1},  {3, 2, 1},   {17, 3, 2},  {31, 1, 5},
+    const std::size_t shapes[][3] = {{1, 1, 1},  {3, 2, 1},   {17, 3, 2}, {31, 1, 5},
                                      {8, 5, 16}, {13, 2, 17}, {5, 3, 33}, {64, 2, 3}};
     unsigned seed = 1000 + static_cast<unsigned>(dtype);
     for (const auto& s : shapes) {
@@ -70,9 +69,8 @@ class OpParity : public ::testing::Test {
   void check_get_row(DType dtype) {
     if (!candidate_.get_row) GTEST_SKIP() << candidate_.name << ": get_row unsupported";
     std::mt19937 rng(77 + static_cast<unsigned>(dtype));
-    const std::size_t block = dtype_info(dtype).block_elements == 1
-                                  ? 32
-                                  : dtype_info(dtype).block_elements;
+    const std::size_t block =
+        dtype_info(dtype).block_elements == 1 ? 32 : dtype_info(dtype).block_elements;
     const std::size_t rows = 9;
     const std::size_t cols = 3 * block;
     const std::vector<std::byte> bytes = random_packed_matrix(rng, dtype, rows, cols);
@@ -85,8 +83,8 @@ class OpParity : public ::testing::Test {
       const std::string what = candidate_.name + " get_row " + std::string(to_string(dtype)) +
                                " row " + std::to_string(row);
       EXPECT_TRUE(actual.guards_intact()) << what;
-      EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), cols,
-                                candidate_.thresholds.get_row));
+      EXPECT_TRUE(
+          outputs_match(what, actual.data(), expected.data(), cols, candidate_.thresholds.get_row));
     }
   }
 
@@ -133,11 +131,11 @@ class OpParity : public ::testing::Test {
       ASSERT_EQ(reference_.attention(args).status, OpStatus::kOk);
       args.out = actual.data();
       EREDU_OP_PARITY_RUN(candidate_.name, candidate_.attention(args));
-      const std::string what = candidate_.name + " attention " +
-                               std::string(to_string(kv_dtype)) + " heads " +
-                               std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) +
-                               " dim " + std::to_string(s.head_dim) + " tokens " +
-                               std::to_string(s.n_tokens) + " from " + std::to_string(s.start);
+      const std::string what = candidate_.name + " attention " + std::string(to_string(kv_dtype)) +
+                               " heads " + std::to_string(s.n_head) + "/" +
+                               std::to_string(s.n_head_kv) + " dim " + std::to_string(s.head_dim) +
+                               " tokens " + std::to_string(s.n_tokens) + " from " +
+                               std::to_string(s.start);
       EXPECT_TRUE(actual.guards_intact()) << what;
       EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), actual.size(),
                                 candidate_.thresholds.attention));
@@ -150,8 +148,10 @@ class OpParity : public ::testing::Test {
       std::size_t n_tokens, n_heads, head_dim, n_rot;
       float base, scale;
     };
-    const Shape shapes[] = {{1, 1, 8, 8, 10000.0F, 1.0F},    {3, 2, 64, 64, 10000.0F, 1.0F},
-                            {5, 3, 12, 6, 500000.0F, 1.0F},  {2, 4, 16, 8, 10000.0F, 0.25F},
+    const Shape shapes[] = {{1, 1, 8, 8, 10000.0F, 1.0F},
+                            {3, 2, 64, 64, 10000.0F, 1.0F},
+                            {5, 3, 12, 6, 500000.0F, 1.0F},
+                            {2, 4, 16, 8, 10000.0F, 0.25F},
                             {17, 1, 128, 128, 1e6F, 1.0F}};
     unsigned seed = 300 + static_cast<unsigned>(mode);
     for (const Shape& s : shapes) {
@@ -159,21 +159,21 @@ class OpParity : public ::testing::Test {
       const std::vector<float> x = random_floats(rng, s.n_tokens * s.n_heads * s.head_dim);
       std::uniform_int_distribution<std::int32_t> pos_dist(0, 1000);
       std::vector<std::int32_t> positions(s.n_tokens);
-      for (std::int32_t& p : positions) p = pos_dist(rng);
+      for (std::int32_t& p : positions)
+        p = pos_dist(rng);
       positions[0] = 0;
       const RopeParams params{s.n_rot, s.base, s.scale, mode};
       GuardedBuffer expected(x.size());
       GuardedBuffer actual(x.size());
       expected.assign(x);
       actual.assign(x);
-      ASSERT_EQ(reference_
-                    .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(),
-                          params)
-                    .status,
-                OpStatus::kOk);
-      EREDU_OP_PARITY_RUN(candidate_.name,
-                          candidate_.rope(actual.data(), s.n_tokens, s.n_heads, s.head_dim,
-                                          positions.data(), params));
+      ASSERT_EQ(
+          reference_
+              .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(), params)
+              .status,
+          OpStatus::kOk);
+      EREDU_OP_PARITY_RUN(candidate_.name, candidate_.rope(actual.data(), s.n_tokens, s.n_heads,
+                                                           s.head_dim, positions.data(), params));
       const std::string what = candidate_.name + " rope dim " + std::to_string(s.head_dim) +
                                " n_rot " + std::to_string(s.n_rot);
       EXPECT_TRUE(actual.guards_intact()) << what;
@@ -188,12 +188,12 @@ class OpParity : public ::testing::Test {
 
 TYPED_TEST_SUITE_P(OpParity);
 
-#define EREDU_OP_PARITY_DTYPE_TESTS_(D)                                      \
-  TYPED_TEST_P(OpParity, MatmulMatchesReference_##D) {                       \
-    this->check_matmul_sweep(::eredu::DType::k##D);                          \
-  }                                                                          \
-  TYPED_TEST_P(OpParity, GetRowMatchesReference_##D) {                       \
-    this->check_get_row(::eredu::DType::k##D);                               \
+#define EREDU_OP_PARITY_DTYPE_TESTS_(D)                \
+  TYPED_TEST_P(OpParity, MatmulMatchesReference_##D) { \
+    this->check_matmul_sweep(::eredu::DType::k##D);    \
+  }                                                    \
+  TYPED_TEST_P(OpParity, GetRowMatchesReference_##D) { \
+    this->check_get_row(::eredu::DType::k##D);         \
   }
 
 EREDU_OP_PARITY_DTYPE_TESTS_(F32)
@@ -218,8 +218,12 @@ TYPED_TEST_P(OpParity, AttentionMatchesReference_F32Cache) {
 TYPED_TEST_P(OpParity, AttentionMatchesReference_F16Cache) {
   this->check_attention(::eredu::DType::kF16);
 }
-TYPED_TEST_P(OpParity, RopeNormalMatchesReference) { this->check_rope(cpu::RopeMode::kNormal); }
-TYPED_TEST_P(OpParity, RopeNeoxMatchesReference) { this->check_rope(cpu::RopeMode::kNeox); }
+TYPED_TEST_P(OpParity, RopeNormalMatchesReference) {
+  this->check_rope(cpu::RopeMode::kNormal);
+}
+TYPED_TEST_P(OpParity, RopeNeoxMatchesReference) {
+  this->check_rope(cpu::RopeMode::kNeox);
+}
 
 TYPED_TEST_P(OpParity, RmsNormMatchesReference) {
   auto& c = this->candidate_;
@@ -240,8 +244,8 @@ TYPED_TEST_P(OpParity, RmsNormMatchesReference) {
       const std::string what = c.name + " rms_norm " + std::to_string(s[0]) + "x" +
                                std::to_string(s[1]) + (with_weight ? " weighted" : "");
       EXPECT_TRUE(actual.guards_intact()) << what;
-      EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), x.size(),
-                                c.thresholds.rms_norm));
+      EXPECT_TRUE(
+          outputs_match(what, actual.data(), expected.data(), x.size(), c.thresholds.rms_norm));
     }
   }
 }
@@ -311,8 +315,8 @@ REGISTER_TYPED_TEST_SUITE_P(
 
 // The one line a backend adds to join the suite.
 // Use at global scope; BackendOps must be visible from there.
-#define EREDU_OP_PARITY_BACKEND(Name, BackendOps)                  \
-  namespace eredu::testing::op_parity {                            \
+#define EREDU_OP_PARITY_BACKEND(Name, BackendOps)                               \
+  namespace eredu::testing::op_parity {                                         \
   INSTANTIATE_TYPED_TEST_SUITE_P(Name, OpParity, ::testing::Types<BackendOps>); \
-  }                                                                \
+  }                                                                             \
   static_assert(true, "require a semicolon")

@@ -21,7 +21,8 @@ class ThreadCountDeterminism : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
     table_ = eredu::cpu::kernels_for(GetParam());
-    if (table_ == nullptr) GTEST_SKIP() << "this CPU cannot run " << eredu::cpu::isa_name(GetParam());
+    if (table_ == nullptr)
+      GTEST_SKIP() << "this CPU cannot run " << eredu::cpu::isa_name(GetParam());
   }
 
   // Runs `op(table, pool)` single-threaded and on each pool size; all outputs must be identical.
@@ -53,8 +54,9 @@ TEST_P(ThreadCountDeterminism, MatmulIsBitIdenticalForEveryEncoding) {
     const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
     const MatrixView w{dtype, bytes.data(), rows, cols};
     const auto x = random_floats(rng, tokens * cols);
-    expect_identical("matmul " + std::string(eredu::to_string(dtype)), rows * tokens,
-                     [&](float* y, ThreadPool* pool) { table_->matmul(w, x.data(), tokens, y, pool); });
+    expect_identical(
+        "matmul " + std::string(eredu::to_string(dtype)), rows * tokens,
+        [&](float* y, ThreadPool* pool) { table_->matmul(w, x.data(), tokens, y, pool); });
   }
 }
 
@@ -71,7 +73,8 @@ TEST_P(ThreadCountDeterminism, AttentionIsBitIdenticalForBothCacheTypes) {
       v16[i] = eredu::encoding::fp32_to_fp16(v[i]);
     }
     std::vector<std::int32_t> pos(n_tokens);
-    for (std::size_t t = 0; t < n_tokens; ++t) pos[t] = static_cast<std::int32_t>(n_kv - n_tokens + t);
+    for (std::size_t t = 0; t < n_tokens; ++t)
+      pos[t] = static_cast<std::int32_t>(n_kv - n_tokens + t);
     AttentionArgs a;
     a.q = q.data();
     a.k = kv == DType::kF16 ? static_cast<const void*>(k16.data()) : k.data();
@@ -110,7 +113,8 @@ TEST_P(ThreadCountDeterminism, NormRopeSwigluAndAddAreBitIdentical) {
   });
   const std::size_t tokens = 9, heads = 5, head_dim = 64;
   std::vector<std::int32_t> pos(tokens);
-  for (std::size_t t = 0; t < tokens; ++t) pos[t] = static_cast<std::int32_t>(3 * t + 1);
+  for (std::size_t t = 0; t < tokens; ++t)
+    pos[t] = static_cast<std::int32_t>(3 * t + 1);
   for (auto mode : {eredu::cpu::RopeMode::kNormal, eredu::cpu::RopeMode::kNeox}) {
     expect_identical("rope", tokens * heads * head_dim, [&](float* y, ThreadPool* pool) {
       std::copy(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(tokens * heads * head_dim), y);
@@ -119,8 +123,9 @@ TEST_P(ThreadCountDeterminism, NormRopeSwigluAndAddAreBitIdentical) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, ThreadCountDeterminism,
-                         ::testing::Values(Isa::kGeneric, Isa::kAvx2),
-                         [](const auto& param_info) { return std::string(eredu::cpu::isa_name(param_info.param)); });
+INSTANTIATE_TEST_SUITE_P(Isas, ThreadCountDeterminism, ::testing::Values(Isa::kGeneric, Isa::kAvx2),
+                         [](const auto& param_info) {
+                           return std::string(eredu::cpu::isa_name(param_info.param));
+                         });
 
 }  // namespace

@@ -23,11 +23,13 @@ std::vector<int> visit_counts(ThreadPool& pool, std::size_t n, std::size_t grain
   auto fn = [&](std::size_t begin, std::size_t end) {
     EXPECT_LE(begin, end);
     EXPECT_LE(end, n);
-    for (std::size_t i = begin; i < end; ++i) counts[i].fetch_add(1);
+    for (std::size_t i = begin; i < end; ++i)
+      counts[i].fetch_add(1);
   };
   pool.parallel_for(n, fn, grain, schedule);
   std::vector<int> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = counts[i].load();
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = counts[i].load();
   return out;
 }
 
@@ -40,8 +42,8 @@ TEST(ThreadPool, EveryIndexIsVisitedExactlyOnceForAnySizeGrainScheduleAndThreadC
         for (std::size_t grain : {1, 3, 16}) {
           const std::vector<int> counts = visit_counts(pool, n, grain, schedule);
           for (std::size_t i = 0; i < n; ++i) {
-            ASSERT_EQ(counts[i], 1) << "index " << i << " n " << n << " grain " << grain
-                                    << " threads " << threads;
+            ASSERT_EQ(counts[i], 1)
+                << "index " << i << " n " << n << " grain " << grain << " threads " << threads;
           }
         }
       }
@@ -99,18 +101,21 @@ TEST(ThreadPool, ManyBackToBackJobsAllComplete) {
   std::vector<std::atomic<long>> sums(64);
   for (int job = 0; job < 500; ++job) {
     auto fn = [&](std::size_t b, std::size_t e) {
-      for (std::size_t i = b; i < e; ++i) sums[i].fetch_add(job);
+      for (std::size_t i = b; i < e; ++i)
+        sums[i].fetch_add(job);
     };
     pool.parallel_for(sums.size(), fn);
   }
-  for (const auto& s : sums) EXPECT_EQ(s.load(), 499L * 500L / 2);
+  for (const auto& s : sums)
+    EXPECT_EQ(s.load(), 499L * 500L / 2);
 }
 
 TEST(ThreadPool, JobAfterWorkersFellAsleepStillRunsAndDestructionJoins) {
   auto pool = std::make_unique<ThreadPool>(3);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the spin phase
   const std::vector<int> counts = visit_counts(*pool, 30, 1, Schedule::kStatic);
-  for (int c : counts) EXPECT_EQ(c, 1);
+  for (int c : counts)
+    EXPECT_EQ(c, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   pool.reset();  // must not hang on sleeping workers
   SUCCEED();

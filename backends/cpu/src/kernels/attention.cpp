@@ -60,7 +60,8 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
         ops.axpy_f32(s.scores[j], kv_row(a.v, j, kv_head, s.row.data()), out, a.head_dim);
       }
       const float inv_sum = 1.0F / sum;
-      for (std::size_t d = 0; d < a.head_dim; ++d) out[d] *= inv_sum;
+      for (std::size_t d = 0; d < a.head_dim; ++d)
+        out[d] *= inv_sum;
     }
   };
   parallel_for(pool, a.n_tokens * a.n_head, items);

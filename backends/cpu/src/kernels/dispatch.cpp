@@ -77,7 +77,9 @@ bool isa_supported(Isa isa) noexcept {
   return false;
 }
 
-Isa best_isa() noexcept { return isa_supported(Isa::kAvx2) ? Isa::kAvx2 : Isa::kGeneric; }
+Isa best_isa() noexcept {
+  return isa_supported(Isa::kAvx2) ? Isa::kAvx2 : Isa::kGeneric;
+}
 
 const KernelTable* kernels_for(Isa isa) noexcept {
   if (!isa_supported(isa)) return nullptr;

@@ -23,7 +23,8 @@ void swiglu(const float* gate, const float* up, std::size_t n, float* out, Threa
 
 void add(const float* a, const float* b, std::size_t n, float* out, ThreadPool* pool) {
   auto range = [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) out[i] = a[i] + b[i];
+    for (std::size_t i = i0; i < i1; ++i)
+      out[i] = a[i] + b[i];
   };
   parallel_for(pool, n, range, kElementGrain);
 }
@@ -37,7 +38,8 @@ void softmax(float* x, std::size_t n) {
     sum += x[i];
   }
   const float inv_sum = static_cast<float>(1.0 / sum);
-  for (std::size_t i = 0; i < n; ++i) x[i] *= inv_sum;
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] *= inv_sum;
 }
 
 }  // namespace eredu::cpu::detail

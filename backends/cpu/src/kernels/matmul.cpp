@@ -47,7 +47,9 @@ const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::si
 }
 }  // namespace
 
-bool supports_matmul(DType dtype) noexcept { return reference::supports_dtype(dtype); }
+bool supports_matmul(DType dtype) noexcept {
+  return reference::supports_dtype(dtype);
+}
 
 void get_row(const VecOps& ops, const MatrixView& table, std::size_t row, float* out) {
   const std::size_t row_bytes = packed_row_bytes(table.dtype, table.cols);

@@ -12,27 +12,35 @@ float dot_f32(const float* a, const float* b, std::size_t n) {
   float lanes[8] = {};
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    for (std::size_t l = 0; l < 8; ++l) lanes[l] += a[i + l] * b[i + l];
+    for (std::size_t l = 0; l < 8; ++l)
+      lanes[l] += a[i + l] * b[i + l];
   }
-  for (std::size_t l = 0; i < n; ++i, ++l) lanes[l] += a[i] * b[i];
+  for (std::size_t l = 0; i < n; ++i, ++l)
+    lanes[l] += a[i] * b[i];
   return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
          ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
 }
 
 void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  for (std::size_t i = 0; i < n; ++i)
+    y[i] += alpha * x[i];
 }
 
 void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) dst[i] = encoding::fp16_to_fp32(src[i]);
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = encoding::fp16_to_fp32(src[i]);
 }
 
-QuantRowDot no_quant_row_dot(DType /*dtype*/) { return nullptr; }
+QuantRowDot no_quant_row_dot(DType /*dtype*/) {
+  return nullptr;
+}
 
 constexpr VecOps kGenericOps{dot_f32, axpy_f32, f16_to_f32, nullptr, no_quant_row_dot};
 
 }  // namespace
 
-const VecOps& vec_ops_generic() noexcept { return kGenericOps; }
+const VecOps& vec_ops_generic() noexcept {
+  return kGenericOps;
+}
 
 }  // namespace eredu::cpu::detail

@@ -19,8 +19,8 @@ namespace eredu::cpu::detail {
 // An activation row quantized to 8-bit blocks of 32 (Q8_0 with a float scale, plus the block's
 // scaled sum for the affine formats Q4_1 / Q5_1, as ggml's Q8_1).
 struct ActQ8Block {
-  float d;   // scale
-  float s;   // d * sum(qs)
+  float d;  // scale
+  float s;  // d * sum(qs)
   std::int8_t qs[32];
 };
 

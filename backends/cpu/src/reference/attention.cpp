@@ -50,7 +50,8 @@ void attention(const AttentionArgs& a) {
         }
       }
       float* out = a.out + (t * a.n_head + h) * a.head_dim;
-      for (std::size_t d = 0; d < a.head_dim; ++d) out[d] = static_cast<float>(acc[d] / sum);
+      for (std::size_t d = 0; d < a.head_dim; ++d)
+        out[d] = static_cast<float>(acc[d] / sum);
     }
   }
 }

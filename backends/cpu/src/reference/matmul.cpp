@@ -35,7 +35,8 @@ void dequantize_row(DType dtype, const void* row, float* out, std::size_t n) {
   switch (dtype) {
     case DType::kF32: {
       const auto* src = static_cast<const float*>(row);
-      for (std::size_t i = 0; i < n; ++i) out[i] = src[i];
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = src[i];
       return;
     }
     case DType::kF16:

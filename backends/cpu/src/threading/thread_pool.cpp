@@ -31,7 +31,8 @@ ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  for (std::thread& t : workers_) t.join();
+  for (std::thread& t : workers_)
+    t.join();
 }
 
 void ThreadPool::run_share(std::size_t thread_index) {

@@ -10,8 +10,8 @@
 
 #include <cstring>
 
-#include "eredu/checkpoint/encoding/blocks.hpp"
 #include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -28,7 +28,9 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-inline float half_to_float(std::uint16_t h) { return _cvtsh_ss(h); }
+inline float half_to_float(std::uint16_t h) {
+  return _cvtsh_ss(h);
+}
 inline float round_to_half(float f) {
   return _cvtsh_ss(static_cast<unsigned short>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
 }
@@ -49,7 +51,8 @@ float dot_f32(const float* a, const float* b, std::size_t n) {
     acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
   }
   float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < n; ++i) sum += a[i] * b[i];
+  for (; i < n; ++i)
+    sum += a[i] * b[i];
   return sum;
 }
 
@@ -59,7 +62,8 @@ void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
   for (; i + 8 <= n; i += 8) {
     _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
   }
-  for (; i < n; ++i) y[i] += alpha * x[i];
+  for (; i < n; ++i)
+    y[i] += alpha * x[i];
 }
 
 void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
@@ -68,7 +72,8 @@ void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
   }
-  for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+  for (; i < n; ++i)
+    dst[i] = half_to_float(src[i]);
 }
 
 // Activation quantization as ggml's AVX2 quantize_row_q8_0/q8_1: d = max|x| / 127,
@@ -126,10 +131,10 @@ inline __m256i bits_to_bytes(const std::uint8_t* bits4) {
   std::uint32_t bits;
   std::memcpy(&bits, bits4, 4);
   // Byte k of the result looks at source byte k / 8 ...
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(static_cast<int>(bits)),
-      _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202,
-                         0x0303030303030303));
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
+                                             0x0202020202020202, 0x0303030303030303));
   // ... and tests bit k % 8 of it.
   const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
@@ -232,6 +237,8 @@ constexpr VecOps kAvx2Ops{dot_f32, axpy_f32, f16_to_f32, quantize_act_q8, quant_
 
 }  // namespace
 
-const VecOps& vec_ops_avx2() noexcept { return kAvx2Ops; }
+const VecOps& vec_ops_avx2() noexcept {
+  return kAvx2Ops;
+}
 
 }  // namespace eredu::cpu::detail

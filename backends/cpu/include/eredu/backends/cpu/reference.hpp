@@ -21,7 +21,8 @@ namespace eredu::cpu::reference {
 // Decodes `n` elements (a multiple of the block size) of a packed row into out.
 void dequantize_row(DType dtype, const void* row, float* out, std::size_t n);
 
-// y[t][o] = sum_i W[o][i] * x[t][i] for t < n_tokens; x is [n_tokens][w.cols], y [n_tokens][w.rows].
+// y[t][o] = sum_i W[o][i] * x[t][i] for t < n_tokens; x is [n_tokens][w.cols], y
+// [n_tokens][w.rows].
 void matmul(const MatrixView& w, const float* x, std::size_t n_tokens, float* y);
 
 // Per row r < n_rows of n elements: y = x / sqrt(mean(x^2) + eps) * weight (weight may be null:

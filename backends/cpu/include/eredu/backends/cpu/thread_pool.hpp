@@ -29,9 +29,9 @@ namespace eredu::cpu {
 class RangeFn {
  public:
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn> &&
-             std::is_invocable_v<F&, std::size_t, std::size_t>)
-  RangeFn(F& fn) noexcept  // NOLINT(google-explicit-constructor): used like a function parameter
+  requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn> &&
+           std::is_invocable_v<F&, std::size_t, std::size_t>) RangeFn(F& fn)
+  noexcept  // NOLINT(google-explicit-constructor): used like a function parameter
       : object_(static_cast<void*>(std::addressof(fn))),
         call_([](void* object, std::size_t begin, std::size_t end) {
           (*static_cast<F*>(object))(begin, end);
@@ -84,9 +84,9 @@ class ThreadPool {
   Schedule job_schedule_ = Schedule::kStatic;
 
   alignas(64) std::atomic<std::uint64_t> generation_{0};
-  alignas(64) std::atomic<std::size_t> pending_{0};      // workers still running the current job
-  alignas(64) std::atomic<std::size_t> next_chunk_{0};   // kChunked: next grain-sized piece
-  alignas(64) std::atomic<bool> busy_{false};            // a job is being submitted or run
+  alignas(64) std::atomic<std::size_t> pending_{0};     // workers still running the current job
+  alignas(64) std::atomic<std::size_t> next_chunk_{0};  // kChunked: next grain-sized piece
+  alignas(64) std::atomic<bool> busy_{false};           // a job is being submitted or run
   std::atomic<bool> stop_{false};
 };
 
