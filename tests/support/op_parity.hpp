@@ -53,7 +53,9 @@ inline OpResult unsupported(std::string why) {
 // Per-op NMSE thresholds. Defaults follow llama.cpp's test-backend-ops (1e-7 element-wise, 5e-4
 // for matrix products with quantized activations) tightened where our reference allows it.
 struct Thresholds {
-  double matmul_float = 1e-7;      // F32 / F16 / BF16 weights
+  double matmul_f32 = 1e-7;
+  double matmul_f16 = 1e-4;        // activations may be rounded to F16 (as ggml does)
+  double matmul_bf16 = 5e-4;       // activations may be rounded to BF16 (as ggml does)
   double matmul_quantized = 5e-4;  // block-quantized weights (activations may be quantized too)
   double rms_norm = 1e-7;
   double rope = 1e-7;
@@ -87,7 +89,7 @@ inline OpTable reference_table() {
   namespace ref = cpu::reference;
   OpTable t;
   t.name = "reference";
-  t.thresholds = Thresholds{0, 0, 0, 0, 0, 0, 0};
+  t.thresholds = Thresholds{0, 0, 0, 0, 0, 0, 0, 0, 0};
   t.matmul = [](const MatrixView& w, const float* x, std::size_t n, float* y) {
     if (!ref::supports_dtype(w.dtype)) return unsupported(std::string(to_string(w.dtype)));
     ref::matmul(w, x, n, y);
@@ -293,7 +295,16 @@ inline const std::vector<DType>& matmul_dtypes() {
 }
 
 inline double matmul_threshold(const Thresholds& t, DType dtype) {
-  return dtype_info(dtype).is_quantized ? t.matmul_quantized : t.matmul_float;
+  switch (dtype) {
+    case DType::kF32:
+      return t.matmul_f32;
+    case DType::kF16:
+      return t.matmul_f16;
+    case DType::kBF16:
+      return t.matmul_bf16;
+    default:
+      return t.matmul_quantized;
+  }
 }
 
 // Skips the current test with the backend's message when an op reports "unsupported".

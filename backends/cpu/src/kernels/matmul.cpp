@@ -25,6 +25,12 @@ float* scratch_row(std::size_t n) {
   return buffer.data();
 }
 
+float* scratch_rounded_act(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
 ActQ8Block* scratch_act(std::size_t n_blocks) {
   thread_local std::vector<ActQ8Block> buffer;
   if (buffer.size() < n_blocks) buffer.resize(n_blocks);
@@ -74,6 +80,13 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
       ops.quantize_act_q8(x + t * w.cols, buffer + t * n_blocks, w.cols);
     }
     xq = buffer;
+  }
+
+  // F16 / BF16 weights on an ISA that tracks ggml: round the activations to the weight precision.
+  if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
+    float* rounded = scratch_rounded_act(n_tokens * w.cols);
+    ops.round_act_to_half(w.dtype, x, rounded, n_tokens * w.cols);
+    x = rounded;
   }
 
   auto rows = [&](std::size_t r0, std::size_t r1) {

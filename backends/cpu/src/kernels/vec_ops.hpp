@@ -38,6 +38,9 @@ struct VecOps {
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).
   QuantRowDot (*quant_row_dot)(DType dtype);
+  // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
+  // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
+  void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
 };
 
 const VecOps& vec_ops_generic() noexcept;

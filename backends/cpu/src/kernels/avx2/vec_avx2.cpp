@@ -233,7 +233,33 @@ QuantRowDot quant_row_dot(DType dtype) {
   }
 }
 
-constexpr VecOps kAvx2Ops{dot_f32, axpy_f32, f16_to_f32, quantize_act_q8, quant_row_dot};
+// F16: round to nearest even through F16C. BF16: round to nearest even on the bit pattern (ggml's
+// GGML_FP32_TO_BF16), NaN kept quiet.
+void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t n) {
+  if (weight_dtype == DType::kF16) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; ++i)
+      y[i] = round_to_half(x[i]);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    if ((u & 0x7FFFFFFFU) > 0x7F800000U) {
+      u = (u | 0x00400000U) & 0xFFFF0000U;
+    } else {
+      u = ((u + 0x7FFFU + ((u >> 16) & 1U)) >> 16) << 16;
+    }
+    std::memcpy(y + i, &u, 4);
+  }
+}
+
+constexpr VecOps kAvx2Ops{dot_f32,         axpy_f32,      f16_to_f32,
+                          quantize_act_q8, quant_row_dot, round_act_to_half};
 
 }  // namespace
 

@@ -10,11 +10,13 @@
 // beyond the baseline); kAvx2 needs AVX2 + FMA + F16C. Results of the two agree with the scalar
 // reference (reference.hpp) within the op-parity thresholds, not bit for bit.
 //
-// Numerics of the AVX2 matmul for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights: like llama.cpp, the
-// activation row is first quantized to Q8_0 blocks and the dot products run on 8-bit integers, so
-// results track llama.cpp's quantized runs (relative NMSE ~1e-5..1e-4 vs the float reference).
-// All other encodings decode one weight row at a time into a per-thread float buffer and use
-// float dot products.
+// Numerics of the AVX2 matmul, chosen to track llama.cpp's CPU backend (whose quantized runs are
+// the reference outputs): for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights the activation row is first
+// quantized to 8-bit blocks of 32 (ggml's Q8_0 / Q8_1, scales rounded to F16) and the dot products
+// run on 8-bit integers; for F16 / BF16 weights the activations are rounded to F16 / BF16 first
+// (ggml's vec_dot_type). Other encodings (K-quants, IQ4) decode one weight row at a time into a
+// per-thread float buffer and use float dot products. The generic table keeps activations in F32
+// for every encoding.
 
 #include <cstddef>
 #include <cstdint>
