@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,6 +128,60 @@ TEST(LlamaSpmVectors, DecodingTheExpectedIdsGivesBackTheInputAfterTheSpacePrefix
     const auto stripped = tokenizer->decode(outputs[i], {.strip_leading_space = true});
     ASSERT_TRUE(stripped.has_value()) << stripped.error().what();
     EXPECT_EQ(*stripped, inputs[i]) << "input " << i;
+  }
+}
+
+TEST(LlamaSpmVectors, RandomByteStringsRoundTripThroughEncodeAndDecode) {
+  // SentencePiece with byte fallback is lossless: decode(encode(s)) is " " + s for any valid
+  // UTF-8 without U+2581 itself. 300 seeded random strings of ASCII and multi-byte characters.
+  // (Invalid UTF-8 is split the way llama.cpp splits it, by lead-byte length, so a stray lead
+  // byte can swallow part of an escaped space; there only "encodes without error" holds.)
+  const std::filesystem::path path =
+      eredu::testing::testdata_dir() / "vocab" / "ggml-vocab-llama-spm.gguf";
+  EREDU_REQUIRE_SHARED_PATH(path);
+  const auto tokenizer = load(path);
+  ASSERT_NE(tokenizer, nullptr);
+  std::mt19937 rng(12345);
+  const std::vector<std::string> alphabet = {"a",
+                                             "e",
+                                             "t",
+                                             " ",
+                                             "  ",
+                                             "\n",
+                                             "\t",
+                                             "Hello",
+                                             "\xC3\xA9",
+                                             "\xE2\x82\xAC",
+                                             "\xF0\x9F\x98\x80",
+                                             "\xE4\xB8\xAD"};
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int parts = static_cast<int>(rng() % 24) + 1;
+    for (int p = 0; p < parts; ++p)
+      text += alphabet[rng() % alphabet.size()];
+    const auto ids = tokenizer->encode(text, {.add_bos = false});
+    ASSERT_TRUE(ids.has_value()) << ids.error().what();
+    const auto back = tokenizer->decode(*ids);
+    ASSERT_TRUE(back.has_value()) << back.error().what();
+    ASSERT_EQ(*back, " " + text) << "round " << round;
+  }
+}
+
+TEST(LlamaSpmVectors, InvalidUtf8EncodesToIdsInRangeWithoutError) {
+  const std::filesystem::path path =
+      eredu::testing::testdata_dir() / "vocab" / "ggml-vocab-llama-spm.gguf";
+  EREDU_REQUIRE_SHARED_PATH(path);
+  const auto tokenizer = load(path);
+  ASSERT_NE(tokenizer, nullptr);
+  std::mt19937 rng(777);
+  for (int round = 0; round < 200; ++round) {
+    std::string text(rng() % 40, '\0');
+    for (char& c : text)
+      c = static_cast<char>(rng() & 0xFF);
+    const auto ids = tokenizer->encode(text, {.add_bos = false, .parse_special = true});
+    ASSERT_TRUE(ids.has_value()) << ids.error().what();
+    for (TokenId id : *ids)
+      ASSERT_TRUE(tokenizer->check_token(id).has_value());
   }
 }
 
