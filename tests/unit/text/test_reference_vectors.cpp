@@ -12,14 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "eredu/text/sentencepiece_tokenizer.hpp"
 #include "eredu/text/streaming_detokenizer.hpp"
 #include "shared_data.hpp"
-#include "test_vocab_file.hpp"
+#include "shared_vocab.hpp"
 
 namespace {
 
-using eredu::text::SentencePieceTokenizer;
 using eredu::text::TokenId;
 
 std::string read_all(const std::filesystem::path& path) {
@@ -53,12 +51,8 @@ std::vector<std::vector<TokenId>> read_outputs(const std::filesystem::path& path
   return outputs;
 }
 
-std::shared_ptr<const SentencePieceTokenizer> load(const std::filesystem::path& gguf) {
-  auto vocab = eredu::testing::TestGgufVocabReader::read(gguf.string());
-  if (!vocab) return nullptr;
-  auto tokenizer = SentencePieceTokenizer::create(std::move(*vocab));
-  EXPECT_TRUE(tokenizer.has_value()) << tokenizer.error().what();
-  return tokenizer ? *tokenizer : nullptr;
+std::shared_ptr<const eredu::text::Tokenizer> load(const std::filesystem::path& gguf) {
+  return eredu::testing::load_shared_tokenizer(gguf);
 }
 
 std::string describe(const std::vector<TokenId>& ids) {
@@ -203,7 +197,7 @@ class Stories260K : public ::testing::Test {
     reference_ = nlohmann::json::parse(read_all(reference));
     ASSERT_EQ(reference_.at("cases").size(), 5U);
   }
-  std::shared_ptr<const SentencePieceTokenizer> tokenizer_;
+  std::shared_ptr<const eredu::text::Tokenizer> tokenizer_;
   nlohmann::json reference_;
 };
 

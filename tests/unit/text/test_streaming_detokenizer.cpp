@@ -8,7 +8,7 @@
 
 #include "eredu/text/streaming_detokenizer.hpp"
 #include "shared_data.hpp"
-#include "test_vocab_file.hpp"
+#include "shared_vocab.hpp"
 #include "tiny_vocab.hpp"
 
 namespace {
@@ -155,11 +155,9 @@ TEST(Utf8StreamAssembler, ByteByByteFeedingOfMixedTextReproducesItExactly) {
 TEST(StreamingDetokenizer, Stories260KNonAsciiTextRoundTripsThroughByteTokensOneTokenAtATime) {
   const std::filesystem::path path = eredu::testing::models_dir() / "stories260K.gguf";
   EREDU_REQUIRE_SHARED_PATH(path);
-  auto data = eredu::testing::TestGgufVocabReader::read(path.string());
-  ASSERT_TRUE(data.has_value());
-  const auto made = eredu::text::SentencePieceTokenizer::create(std::move(*data));
-  ASSERT_TRUE(made.has_value()) << made.error().what();
-  const auto& t = **made;
+  const auto tokenizer = eredu::testing::load_shared_tokenizer(path);
+  ASSERT_NE(tokenizer, nullptr);
+  const auto& t = *tokenizer;
   // ü, 中 and 😀 are no entries of the 512-token vocabulary (é and € are).
   const std::string text = "Lily saw \xC3\xBC\xE4\xB8\xAD\xF0\x9F\x98\x80!";
   const auto ids = t.encode(text);
