@@ -65,18 +65,9 @@ std::string describe(const std::vector<TokenId>& ids) {
 TEST(LlamaSpmVectors, EveryInputEncodesToTheIdsHuggingFaceProduced) {
   const auto dir = eredu::testing::testdata_dir() / "vocab";
   const auto gguf = dir / "ggml-vocab-llama-spm.gguf";
-  {
-    const std::filesystem::path path = gguf;
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
-  {
-    const std::filesystem::path path = dir / "ggml-vocab-llama-spm.gguf.inp";
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
-  {
-    const std::filesystem::path path = dir / "ggml-vocab-llama-spm.gguf.out";
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
+  EREDU_REQUIRE_SHARED_PATH(gguf);
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.inp");
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.out");
   const auto tokenizer = load(gguf);
   ASSERT_NE(tokenizer, nullptr);
   ASSERT_EQ(tokenizer->vocab_size(), 32000U);
@@ -97,18 +88,9 @@ TEST(LlamaSpmVectors, EveryInputEncodesToTheIdsHuggingFaceProduced) {
 TEST(LlamaSpmVectors, DecodingTheExpectedIdsGivesBackTheInputAfterTheSpacePrefix) {
   const auto dir = eredu::testing::testdata_dir() / "vocab";
   const auto gguf = dir / "ggml-vocab-llama-spm.gguf";
-  {
-    const std::filesystem::path path = gguf;
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
-  {
-    const std::filesystem::path path = dir / "ggml-vocab-llama-spm.gguf.inp";
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
-  {
-    const std::filesystem::path path = dir / "ggml-vocab-llama-spm.gguf.out";
-    EREDU_REQUIRE_SHARED_PATH(path);
-  }
+  EREDU_REQUIRE_SHARED_PATH(gguf);
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.inp");
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.out");
   const auto tokenizer = load(gguf);
   ASSERT_NE(tokenizer, nullptr);
   const auto inputs = split_inputs(read_all(dir / "ggml-vocab-llama-spm.gguf.inp"));
@@ -184,14 +166,8 @@ class Stories260K : public ::testing::Test {
   void SetUp() override {
     const auto model = eredu::testing::models_dir() / "stories260K.gguf";
     const auto reference = eredu::testing::reference_dir() / "stories260K-F32-greedy.json";
-    {
-      const std::filesystem::path path = model;
-      EREDU_REQUIRE_SHARED_PATH(path);
-    }
-    {
-      const std::filesystem::path path = reference;
-      EREDU_REQUIRE_SHARED_PATH(path);
-    }
+    EREDU_REQUIRE_SHARED_PATH(model);
+    EREDU_REQUIRE_SHARED_PATH(reference);
     tokenizer_ = load(model);
     ASSERT_NE(tokenizer_, nullptr);
     reference_ = nlohmann::json::parse(read_all(reference));
