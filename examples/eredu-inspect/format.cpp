@@ -104,7 +104,9 @@ std::string shape_string(std::span<const std::uint64_t> shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
+std::string percent(double fraction) {
+  return fmt::format("{:.1f}%", fraction * 100.0);
+}
 
 std::string_view utf8_prefix(std::string_view text, std::uint64_t max_bytes) {
   if (text.size() <= max_bytes) return text;
@@ -117,7 +119,9 @@ std::string_view utf8_prefix(std::string_view text, std::uint64_t max_bytes) {
   return text.substr(0, end);
 }
 
-std::string escape_for_terminal(std::string_view text) {
+namespace {
+
+std::string escape(std::string_view text, bool quotes) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
@@ -130,10 +134,10 @@ std::string escape_for_terminal(std::string_view text) {
     }
     switch (c) {
       case '\\':
-        out += "\\\\";
+        out += quotes ? "\\\\" : "\\";
         break;
       case '"':
-        out += "\\\"";
+        out += quotes ? "\\\"" : "\"";
         break;
       case '\n':
         out += "\\n";
@@ -156,6 +160,15 @@ std::string escape_for_terminal(std::string_view text) {
   return out;
 }
 
+}  // namespace
+
+std::string escape_for_terminal(std::string_view text) {
+  return escape(text, true);
+}
+std::string escape_control(std::string_view text) {
+  return escape(text, false);
+}
+
 std::string summarize_string(std::string_view text, const ValueLimits& limits) {
   const std::string_view shown = utf8_prefix(text, limits.max_string);
   if (shown.size() == text.size()) return "\"" + escape_for_terminal(text) + "\"";
@@ -167,8 +180,7 @@ std::string value_type_name(const checkpoint::GgufValue& value) {
 }
 
 std::string summarize_array(const checkpoint::GgufArray& array, const ValueLimits& limits) {
-  std::string out =
-      fmt::format("[{}; {}]", to_string(array.element_type()), array.size());
+  std::string out = fmt::format("[{}; {}]", to_string(array.element_type()), array.size());
   const std::uint64_t shown = std::min(array.size(), limits.max_array);
   for (std::uint64_t i = 0; i < shown; ++i) {
     out += i == 0 ? " " : ", ";

@@ -32,6 +32,10 @@ struct ValueLimits {
 // characters are escaped (\n, \t, \xNN), and bytes that are not UTF-8 are shown as \xNN.
 [[nodiscard]] std::string escape_for_terminal(std::string_view text);
 
+// `text` on one line, otherwise verbatim: only control characters (\n, \t, \xNN) and bytes that
+// are not UTF-8 (\xNN) are escaped. For error messages, which quote names themselves.
+[[nodiscard]] std::string escape_control(std::string_view text);
+
 // A string value for people: "\"text\"" or "\"first bytes...\" (1234 bytes)".
 [[nodiscard]] std::string summarize_string(std::string_view text, const ValueLimits& limits);
 

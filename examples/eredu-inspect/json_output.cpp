@@ -41,8 +41,7 @@ json string_element(std::string_view text, const ValueLimits& limits) {
   return object;
 }
 
-json array_element(const checkpoint::GgufArray& array, std::uint64_t i,
-                   const ValueLimits& limits) {
+json array_element(const checkpoint::GgufArray& array, std::uint64_t i, const ValueLimits& limits) {
   using checkpoint::GgufValueType;
   switch (array.element_type()) {
     case GgufValueType::kU8:

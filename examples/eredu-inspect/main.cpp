@@ -26,7 +26,7 @@ constexpr int kExitBadInput = 2;
 
 // One line on stderr, whatever the message holds (paths and names may contain newlines).
 int fail_with(std::string_view message) {
-  const std::string line = "eredu-inspect: " + eredu::inspect::escape_for_terminal(message) + "\n";
+  const std::string line = "eredu-inspect: " + eredu::inspect::escape_control(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
   return kExitBadInput;
 }

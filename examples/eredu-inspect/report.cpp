@@ -30,9 +30,9 @@ Result<void> check_ranges(const Report& report) {
     const ShardSummary& shard = shards[tensor.shard];
     if (tensor.offset < shard.data_offset || tensor.offset > shard.file_size ||
         tensor.bytes > shard.file_size - tensor.offset) {
-      return fail(where(fmt::format(
-          "tensor data [{}, +{}) is outside the data section [{}, {}) of the file", tensor.offset,
-          tensor.bytes, shard.data_offset, shard.file_size)));
+      return fail(where(
+          fmt::format("tensor data [{}, +{}) is outside the data section [{}, {}) of the file",
+                      tensor.offset, tensor.bytes, shard.data_offset, shard.file_size)));
     }
   }
   return ok();
@@ -56,25 +56,27 @@ Result<void> finish_report(Report& report) {
   }
   report.totals.clear();
   for (auto& [name, total] : by_encoding) {
-    total.share = total_bytes == 0 ? 0.0
-                                   : static_cast<double>(total.bytes) /
-                                         static_cast<double>(total_bytes);
+    total.share = total_bytes == 0
+                      ? 0.0
+                      : static_cast<double>(total.bytes) / static_cast<double>(total_bytes);
     report.totals.push_back(total);
   }
-  std::stable_sort(report.totals.begin(), report.totals.end(),
-                   [](const EncodingTotal& a, const EncodingTotal& b) { return a.bytes > b.bytes; });
+  std::stable_sort(
+      report.totals.begin(), report.totals.end(),
+      [](const EncodingTotal& a, const EncodingTotal& b) { return a.bytes > b.bytes; });
 
   Verdict& verdict = report.verdict;
   verdict.tensor_count = report.tensors.size();
   verdict.tensor_bytes = total_bytes;
   const std::size_t files = report.container.shards.size();
-  const std::string where =
-      files == 1 ? "all ranges inside the file"
-                 : fmt::format("all ranges inside their shards ({} files)", files);
+  const std::string where = files == 1
+                                ? "all ranges inside the file"
+                                : fmt::format("all ranges inside their shards ({} files)", files);
   verdict.summary =
-      fmt::format("valid: {} tensor{}, {} of tensor data, {}", verdict.tensor_count,
-                  verdict.tensor_count == 1 ? "" : "s", human_bytes(total_bytes), where);
-  if (report.tensors.empty()) verdict.summary += " (metadata only)";
+      report.tensors.empty()
+          ? std::string("valid: 0 tensors, metadata only")
+          : fmt::format("valid: {} tensor{}, {} of tensor data, {}", verdict.tensor_count,
+                        verdict.tensor_count == 1 ? "" : "s", human_bytes(total_bytes), where);
   return ok();
 }
 

@@ -138,7 +138,8 @@ void append_totals(std::string& out, const Report& report) {
   }
   rows.push_back({"total", std::to_string(report.verdict.tensor_count),
                   std::to_string(report.verdict.tensor_bytes),
-                  human_bytes(report.verdict.tensor_bytes), percent(report.totals.empty() ? 0 : 1)});
+                  human_bytes(report.verdict.tensor_bytes),
+                  percent(report.totals.empty() ? 0 : 1)});
   append_table(out, rows, {false, true, true, true, true});
 }
 

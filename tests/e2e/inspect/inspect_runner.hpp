@@ -27,7 +27,9 @@ struct InspectRun {
   std::string err;
 };
 
-inline std::filesystem::path inspect_binary() { return EREDU_INSPECT_BINARY; }
+inline std::filesystem::path inspect_binary() {
+  return EREDU_INSPECT_BINARY;
+}
 
 inline std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -88,8 +90,9 @@ inline std::size_t line_count(const std::string& text) {
 
 // A fresh empty directory under the system temp directory.
 inline std::filesystem::path fresh_temp_dir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("eredu-inspect-test-" + std::to_string(::getpid()) + "-" + name);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("eredu-inspect-test-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -98,9 +101,9 @@ inline std::filesystem::path fresh_temp_dir(const std::string& name) {
 }  // namespace eredu::testing
 
 // Skips when the binary is not part of this build.
-#define EREDU_REQUIRE_INSPECT_BINARY()                                                      \
-  do {                                                                                      \
-    if (eredu::testing::inspect_binary().empty()) {                                         \
+#define EREDU_REQUIRE_INSPECT_BINARY()                                                       \
+  do {                                                                                       \
+    if (eredu::testing::inspect_binary().empty()) {                                          \
       GTEST_SKIP() << "eredu-inspect is not built (configure with EREDU_BUILD_EXAMPLES=ON)"; \
-    }                                                                                       \
+    }                                                                                        \
   } while (false)

@@ -18,7 +18,8 @@ void expect_one_line_failure(const InspectRun& run, std::initializer_list<std::s
   EXPECT_EQ(line_count(run.err), 1u) << run.err;
   EXPECT_EQ(run.out, "");
   for (const std::string& needle : needles) {
-    EXPECT_NE(run.err.find(needle), std::string::npos) << "missing '" << needle << "' in: " << run.err;
+    EXPECT_NE(run.err.find(needle), std::string::npos)
+        << "missing '" << needle << "' in: " << run.err;
   }
 }
 

@@ -15,7 +15,9 @@ using checkpoint::GgufValue;
 using checkpoint::GgufWriter;
 using nlohmann::json;
 
-std::vector<std::byte> zero_bytes(std::size_t n) { return std::vector<std::byte>(n); }
+std::vector<std::byte> zero_bytes(std::size_t n) {
+  return std::vector<std::byte>(n);
+}
 
 // Shard `no` (0-based) of three, holding tensors t<2no> and t<2no+1> as F32 [2, 4].
 void write_gguf_shard(const std::filesystem::path& path, std::uint16_t no) {
@@ -164,8 +166,8 @@ TEST(InspectWrittenFiles, LongStringsAndArraysAreSummarizedWithTheirSizes) {
   EXPECT_NE(text.out.find("[i32; 1000] 0, 3, 6, ..."), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\"a\\nb\""), std::string::npos) << text.out;  // one line, escaped
 
-  const InspectRun run = run_inspect({path.string(), "--json", "--max-array", "2",
-                                      "--max-string", "10"});
+  const InspectRun run =
+      run_inspect({path.string(), "--json", "--max-array", "2", "--max-string", "10"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json report = json::parse(run.out);
   const json& chat = report.at("metadata")[0];
