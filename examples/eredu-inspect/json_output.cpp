@@ -19,7 +19,7 @@
 namespace eredu::inspect {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // A string value (or array element): the text itself, or {"value", "bytes", "truncated"}.
 void put_string(json& object, std::string_view text, const ValueLimits& limits) {

@@ -99,7 +99,7 @@ int run(int argc, char** argv) {
   std::string text;
   if (json) {
     text = eredu::inspect::render_json(*report, options)
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+               .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     text += '\n';
   } else {
     text = eredu::inspect::render_text(*report, options);

@@ -18,7 +18,8 @@ struct OutputOptions {
 // The whole report as text, ending in a newline.
 [[nodiscard]] std::string render_text(const Report& report, const OutputOptions& options);
 
-// The whole report as one JSON object (see json_output.cpp for its fields).
-[[nodiscard]] nlohmann::json render_json(const Report& report, const OutputOptions& options);
+// The whole report as one JSON object, fields in a fixed order (see json_output.cpp).
+[[nodiscard]] nlohmann::ordered_json render_json(const Report& report,
+                                                 const OutputOptions& options);
 
 }  // namespace eredu::inspect
