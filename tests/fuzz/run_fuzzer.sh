@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # One bounded libFuzzer run, as ctest's fuzz.<name> test runs it:
-#   run_fuzzer.sh FUZZER NAME SOURCE_DIR WORK_DIR
+#   run_fuzzer.sh FUZZER NAME SOURCE_DIR WORK_DIR [DICTIONARY]
 # Fuzzes for EREDU_FUZZ_SECONDS (default 60) seconds starting from the generated seeds
 # (WORK_DIR/seeds/NAME), the committed regression inputs (SOURCE_DIR/regressions/NAME, every
 # crasher ever found) and the corpus kept from earlier runs (WORK_DIR/corpus/NAME, which also
-# receives the new inputs). Uses SOURCE_DIR/NAME.dict when present.
+# receives the new inputs), with the libFuzzer DICTIONARY when one is given.
 #
 # Fails on any crash, leak, abort, timeout (-timeout per input), out-of-memory (-rss_limit_mb, and
 # single mallocs above it) or sanitizer report; a reproducer is kept under WORK_DIR/artifacts/.
 # Writes WORK_DIR/stats/NAME.txt (runs, seconds, executions per second, corpus size).
 set -uo pipefail
-if (($# != 4)); then
-  echo "usage: $0 FUZZER NAME SOURCE_DIR WORK_DIR" >&2
+if (($# != 4 && $# != 5)); then
+  echo "usage: $0 FUZZER NAME SOURCE_DIR WORK_DIR [DICTIONARY]" >&2
   exit 2
 fi
-fuzzer=$1 name=$2 source_dir=$3 work_dir=$4
+fuzzer=$1 name=$2 source_dir=$3 work_dir=$4 dictionary=${5:-}
 seconds=${EREDU_FUZZ_SECONDS:-60}
 seed_dir=$work_dir/seeds/$name
 corpus_dir=$work_dir/corpus/$name
@@ -32,7 +32,7 @@ fi
 flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -error_exitcode=77
        -timeout_exitcode=78 -detect_leaks=1 -print_final_stats=1
        -artifact_prefix="$artifact_dir/$name-")
-[[ -f "$source_dir/$name.dict" ]] && flags+=(-dict="$source_dir/$name.dict")
+[[ -n "$dictionary" ]] && flags+=(-dict="$dictionary")
 
 # halt_on_error: the first sanitizer report ends the run (libFuzzer then saves the input).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1:symbolize=1}
