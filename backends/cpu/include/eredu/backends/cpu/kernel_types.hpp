@@ -1,0 +1,64 @@
+#pragma once
+// Argument types shared by the scalar reference kernels (reference.hpp) and the dispatched,
+// threaded kernels (kernels.hpp). Layouts are row-major, outermost first.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "eredu/core/dtype.hpp"
+
+namespace eredu::cpu {
+
+// A weight matrix exactly as stored in the checkpoint: `rows` rows (n_out) of `cols` elements
+// (n_in), each row `cols / block_elements` consecutive packed blocks of `dtype` (F32, F16 and BF16
+// are blocks of one element). Kernels read the blocks in place; nothing is densified.
+struct MatrixView {
+  DType dtype = DType::kF32;
+  const void* data = nullptr;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+};
+
+// Bytes of one packed row of `cols` elements; 0 when cols is not a multiple of the block size.
+[[nodiscard]] constexpr std::size_t packed_row_bytes(DType dtype, std::size_t cols) noexcept {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (info.block_elements == 0 || cols % info.block_elements != 0) return 0;
+  return cols / info.block_elements * info.block_bytes;
+}
+
+// Rotary embedding variants. kNormal (GGML_ROPE_TYPE_NORMAL, llama/mistral): the pairs are
+// consecutive, (x[2i], x[2i+1]). kNeox (GPT-NeoX, Qwen, ...): the pairs are (x[i], x[i + n_rot/2]).
+// In both, pair i turns by theta_i = pos * freq_scale * freq_base^(-2i / n_rot); dimensions at or
+// beyond n_rot are left unchanged.
+enum class RopeMode { kNormal, kNeox };
+
+struct RopeParams {
+  std::size_t n_rot = 0;  // rotated dimensions per head (even, <= head_dim)
+  float freq_base = 10000.0F;
+  float freq_scale = 1.0F;  // linear position scaling: 1 / (rope scaling factor)
+  RopeMode mode = RopeMode::kNormal;
+};
+
+// Causal grouped-query attention of a batch of query tokens over one layer's KV cache.
+//   q    [n_tokens][n_head][head_dim]       F32
+//   k, v [n_kv][n_head_kv][head_dim]        kv_dtype (F32 or F16), position-major
+//   out  [n_tokens][n_head][head_dim]       F32
+// Query token t attends to cache positions 0..positions[t] inclusive (positions[t] < n_kv). Query
+// head h reads KV head h / (n_head / n_head_kv). Scores are scale * dot(q, k), usually
+// scale = 1 / sqrt(head_dim).
+struct AttentionArgs {
+  const float* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  DType kv_dtype = DType::kF32;
+  const std::int32_t* positions = nullptr;
+  std::size_t n_tokens = 0;
+  std::size_t n_head = 0;
+  std::size_t n_head_kv = 0;
+  std::size_t head_dim = 0;
+  std::size_t n_kv = 0;
+  float scale = 1.0F;
+  float* out = nullptr;
+};
+
+}  // namespace eredu::cpu

@@ -1,0 +1,95 @@
+#pragma once
+// The CPU backend's kernels, dispatched once at run time on the CPU's features.
+//
+//   const KernelTable& k = cpu::kernels();          // best table for this CPU, chosen once
+//   k.matmul(weights, x, n_tokens, y, &pool);
+//
+// Every kernel takes an optional ThreadPool (null: run on the calling thread). Work is split by
+// output element (matmul rows, attention (token, head) pairs, norm rows, element ranges), so the
+// result is bit-identical for any thread count. Tables: kGeneric runs on any x86-64 (no SIMD
+// beyond the baseline); kAvx2 needs AVX2 + FMA + F16C. Results of the two agree with the scalar
+// reference (reference.hpp) within the op-parity thresholds, not bit for bit.
+//
+// Numerics of the AVX2 matmul, chosen to track llama.cpp's CPU backend (whose quantized runs are
+// the reference outputs): for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights the activation row is first
+// quantized to 8-bit blocks of 32 (ggml's Q8_0 / Q8_1, scales rounded to F16) and the dot products
+// run on 8-bit integers; for F16 / BF16 weights the activations are rounded to F16 / BF16 first
+// (ggml's vec_dot_type). Other encodings (K-quants, IQ4) decode one weight row at a time into a
+// per-thread float buffer and use float dot products. The generic table keeps activations in F32
+// for every encoding.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "eredu/backends/cpu/kernel_types.hpp"
+#include "eredu/backends/cpu/thread_pool.hpp"
+#include "eredu/core/dtype.hpp"
+
+namespace eredu::cpu {
+
+enum class Isa { kGeneric, kAvx2 };
+
+[[nodiscard]] std::string_view isa_name(Isa isa) noexcept;
+
+// CPU features relevant to kernel selection, read with cpuid once.
+struct CpuFeatures {
+  bool sse4_2 = false;
+  bool avx = false;
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+};
+[[nodiscard]] const CpuFeatures& cpu_features() noexcept;
+
+// The best ISA this CPU runs (kAvx2 when AVX2, FMA and F16C are all present).
+[[nodiscard]] Isa best_isa() noexcept;
+[[nodiscard]] bool isa_supported(Isa isa) noexcept;
+
+struct KernelTable {
+  Isa isa;
+
+  // Whether matmul / get_row accept this weight encoding.
+  bool (*supports_matmul)(DType dtype) noexcept;
+
+  // y[t][o] = sum_i W[o][i] * x[t][i]; x [n_tokens][w.cols], y [n_tokens][w.rows]. Weight rows are
+  // streamed once per tile of tokens. y must not alias x.
+  void (*matmul)(const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
+                 ThreadPool* pool);
+
+  // Row-wise RMS norm (see reference::rms_norm). y may equal x.
+  void (*rms_norm)(const float* x, const float* weight, std::size_t n_rows, std::size_t n,
+                   float eps, float* y, ThreadPool* pool);
+
+  // In-place rotary embedding of x [n_tokens][n_heads][head_dim]. Angles are computed the way
+  // ggml does (float, theta multiplied by base^(-2/n_rot) per pair).
+  void (*rope)(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
+               const std::int32_t* positions, const RopeParams& params, ThreadPool* pool);
+
+  // Causal GQA over the KV cache (see AttentionArgs). out must not alias q, k or v.
+  void (*attention)(const AttentionArgs& args, ThreadPool* pool);
+
+  // out = silu(gate) * up, element-wise. out may equal gate or up.
+  void (*swiglu)(const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool);
+
+  // out = a + b (residual add). out may equal a or b.
+  void (*add)(const float* a, const float* b, std::size_t n, float* out, ThreadPool* pool);
+
+  // Embedding lookup: out = row `row` of `table`, decoded.
+  void (*get_row)(const MatrixView& table, std::size_t row, float* out);
+
+  // In place softmax of n logits.
+  void (*softmax)(float* x, std::size_t n);
+};
+
+// The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
+[[nodiscard]] const KernelTable& kernels() noexcept;
+
+// A specific table (tests, benchmarks); null when this CPU cannot run it.
+[[nodiscard]] const KernelTable* kernels_for(Isa isa) noexcept;
+
+// Index of the largest value (first on ties); n > 0. Greedy sampling helper.
+[[nodiscard]] std::size_t argmax(const float* x, std::size_t n) noexcept;
+
+}  // namespace eredu::cpu

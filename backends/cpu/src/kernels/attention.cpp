@@ -1,0 +1,70 @@
+// Threaded causal grouped-query attention over a KV cache. One scheduling unit is one
+// (query token, head) pair, computed entirely by one thread: scores, softmax, weighted sum of V.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernel_impl.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+struct AttentionScratch {
+  std::vector<float> scores;
+  std::vector<float> row;  // one decoded F16 K or V row
+};
+
+AttentionScratch& scratch(std::size_t n_kv, std::size_t head_dim) {
+  thread_local AttentionScratch s;
+  if (s.scores.size() < n_kv) s.scores.resize(n_kv);
+  if (s.row.size() < head_dim) s.row.resize(head_dim);
+  return s;
+}
+}  // namespace
+
+void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
+  const std::size_t group = a.n_head / a.n_head_kv;
+  const std::size_t kv_pos_stride = a.n_head_kv * a.head_dim;
+  const bool f16 = a.kv_dtype == DType::kF16;
+
+  // Row j of K or V for one KV head, as floats (decoded into `buffer` when the cache is F16).
+  auto kv_row = [&](const void* base, std::size_t j, std::size_t kv_head, float* buffer) {
+    const std::size_t offset = j * kv_pos_stride + kv_head * a.head_dim;
+    if (!f16) return static_cast<const float*>(base) + offset;
+    ops.f16_to_f32(static_cast<const std::uint16_t*>(base) + offset, buffer, a.head_dim);
+    return static_cast<const float*>(buffer);
+  };
+
+  auto items = [&](std::size_t i0, std::size_t i1) {
+    AttentionScratch& s = scratch(a.n_kv, a.head_dim);
+    for (std::size_t item = i0; item < i1; ++item) {
+      const std::size_t t = item / a.n_head;
+      const std::size_t h = item % a.n_head;
+      const std::size_t kv_head = h / group;
+      const std::size_t n_visible = static_cast<std::size_t>(a.positions[t]) + 1;
+      const float* q = a.q + item * a.head_dim;
+      float max_score = -INFINITY;
+      for (std::size_t j = 0; j < n_visible; ++j) {
+        const float* k = kv_row(a.k, j, kv_head, s.row.data());
+        s.scores[j] = ops.dot_f32(q, k, a.head_dim) * a.scale;
+        max_score = std::max(max_score, s.scores[j]);
+      }
+      float sum = 0.0F;
+      for (std::size_t j = 0; j < n_visible; ++j) {
+        s.scores[j] = std::exp(s.scores[j] - max_score);
+        sum += s.scores[j];
+      }
+      float* out = a.out + item * a.head_dim;
+      std::fill(out, out + a.head_dim, 0.0F);
+      for (std::size_t j = 0; j < n_visible; ++j) {
+        ops.axpy_f32(s.scores[j], kv_row(a.v, j, kv_head, s.row.data()), out, a.head_dim);
+      }
+      const float inv_sum = 1.0F / sum;
+      for (std::size_t d = 0; d < a.head_dim; ++d)
+        out[d] *= inv_sum;
+    }
+  };
+  parallel_for(pool, a.n_tokens * a.n_head, items);
+}
+
+}  // namespace eredu::cpu::detail

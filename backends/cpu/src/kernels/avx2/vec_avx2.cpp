@@ -1,0 +1,270 @@
+// AVX2 + FMA + F16C primitives. This file alone is compiled with -mavx2 -mfma -mf16c
+// (backends/cpu/CMakeLists.txt); see vec_ops.hpp for the rules that keep AVX2 code out of the
+// baseline paths. Selected at run time only when cpuid reports all three features.
+//
+// The integer dot products follow the scheme llama.cpp uses on AVX2: the activation is quantized
+// to 8-bit blocks of 32, each weight block is widened to 32 signed (or unsigned) bytes, and
+// _mm256_maddubs_epi16 + _mm256_madd_epi16 give the block's integer dot, scaled by the two block
+// scales and accumulated in float.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+inline float hsum(__m256 v) {
+  const __m128 lo = _mm256_castps256_ps128(v);
+  const __m128 hi = _mm256_extractf128_ps(v, 1);
+  __m128 s = _mm_add_ps(lo, hi);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float half_to_float(std::uint16_t h) {
+  return _cvtsh_ss(h);
+}
+inline float round_to_half(float f) {
+  return _cvtsh_ss(static_cast<unsigned short>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
+}
+
+float dot_f32(const float* a, const float* b, std::size_t n) {
+  __m256 acc0 = _mm256_setzero_ps();
+  __m256 acc1 = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps();
+  __m256 acc3 = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
+  }
+  for (; i + 8 <= n; i += 8) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  }
+  float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  for (; i < n; ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  }
+  for (; i < n; ++i)
+    y[i] += alpha * x[i];
+}
+
+void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i)
+    dst[i] = half_to_float(src[i]);
+}
+
+// Activation quantization as ggml's AVX2 quantize_row_q8_0/q8_1: d = max|x| / 127,
+// q = round-to-nearest-even(x * 127 / max|x|).
+void quantize_act_q8(const float* x, ActQ8Block* y, std::size_t n) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0F);
+  for (std::size_t b = 0; b < n / 32; ++b) {
+    const float* xb = x + 32 * b;
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      v[k] = _mm256_loadu_ps(xb + 8 * k);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[k]));
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float max_abs = _mm_cvtss_f32(m);
+    const float d = max_abs / 127.0F;
+    const float id = max_abs != 0.0F ? 127.0F / max_abs : 0.0F;
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int k = 0; k < 4; ++k) {
+      q[k] = _mm256_cvtps_epi32(
+          _mm256_round_ps(_mm256_mul_ps(v[k], vid), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    // Pack 32 int32 -> 32 int8; packs work per 128-bit lane, so restore the element order.
+    const __m256i q01 = _mm256_packs_epi32(q[0], q[1]);
+    const __m256i q23 = _mm256_packs_epi32(q[2], q[3]);
+    __m256i q8 = _mm256_packs_epi16(q01, q23);
+    q8 = _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), q8);
+    // Block sum of the codes: maddubs with ones needs an unsigned operand, so use madd on int16.
+    const __m256i lo16 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q8));
+    const __m256i hi16 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q8, 1));
+    const __m256i s32 = _mm256_madd_epi16(_mm256_add_epi16(lo16, hi16), _mm256_set1_epi16(1));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    // ggml stores both in F16 (block_q8_0 / block_q8_1); round the same way to track its results.
+    y[b].d = round_to_half(d);
+    y[b].s = round_to_half(d * static_cast<float>(_mm_cvtsi128_si32(s)));
+  }
+}
+
+// 16 packed bytes -> 32 bytes: low nibbles (elements 0..15) then high nibbles (16..31).
+inline __m256i nibbles_to_bytes(const std::uint8_t* qs) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 32 bits -> 32 bytes, 0xFF where the bit (element index) is set.
+inline __m256i bits_to_bytes(const std::uint8_t* bits4) {
+  std::uint32_t bits;
+  std::memcpy(&bits, bits4, 4);
+  // Byte k of the result looks at source byte k / 8 ...
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
+                                             0x0202020202020202, 0x0303030303030303));
+  // ... and tests bit k % 8 of it.
+  const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
+// Integer dot of 32 unsigned bytes with 32 signed bytes, as 8 float lanes.
+inline __m256 dot_u8_i8(__m256i u, __m256i s) {
+  const __m256i pairs = _mm256_maddubs_epi16(u, s);
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+// Integer dot of two signed byte vectors: move the sign of a onto b so a can be unsigned.
+inline __m256 dot_i8_i8(__m256i a, __m256i b) {
+  return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
+inline __m256i load_act(const ActQ8Block& x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
+}
+
+float row_dot_q8_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const enc::BlockQ8_0*>(w_row);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
+  }
+  return hsum(acc);
+}
+
+float row_dot_q4_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const enc::BlockQ4_0*>(w_row);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const __m256i qw = _mm256_sub_epi8(nibbles_to_bytes(w[b].qs), _mm256_set1_epi8(8));
+    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
+  }
+  return hsum(acc);
+}
+
+float row_dot_q4_1(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const enc::BlockQ4_1*>(w_row);
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0F;
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm256_fmadd_ps(scale, dot_u8_i8(nibbles_to_bytes(w[b].qs), load_act(x[b])), acc);
+    mins += half_to_float(w[b].m) * x[b].s;
+  }
+  return hsum(acc) + mins;
+}
+
+float row_dot_q5_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const enc::BlockQ5_0*>(w_row);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    // code - 16 = low nibble with bits 4..7 set where the fifth bit is clear (two's complement).
+    const __m256i high = _mm256_andnot_si256(bits_to_bytes(w[b].qh), _mm256_set1_epi8(-16));
+    const __m256i qw = _mm256_or_si256(nibbles_to_bytes(w[b].qs), high);
+    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
+  }
+  return hsum(acc);
+}
+
+float row_dot_q5_1(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const enc::BlockQ5_1*>(w_row);
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0F;
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const __m256i high = _mm256_and_si256(bits_to_bytes(w[b].qh), _mm256_set1_epi8(16));
+    const __m256i qw = _mm256_or_si256(nibbles_to_bytes(w[b].qs), high);
+    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm256_fmadd_ps(scale, dot_u8_i8(qw, load_act(x[b])), acc);
+    mins += half_to_float(w[b].m) * x[b].s;
+  }
+  return hsum(acc) + mins;
+}
+
+QuantRowDot quant_row_dot(DType dtype) {
+  switch (dtype) {
+    case DType::kQ8_0:
+      return row_dot_q8_0;
+    case DType::kQ4_0:
+      return row_dot_q4_0;
+    case DType::kQ4_1:
+      return row_dot_q4_1;
+    case DType::kQ5_0:
+      return row_dot_q5_0;
+    case DType::kQ5_1:
+      return row_dot_q5_1;
+    default:
+      return nullptr;
+  }
+}
+
+// F16: round to nearest even through F16C. BF16: round to nearest even on the bit pattern (ggml's
+// GGML_FP32_TO_BF16), NaN kept quiet.
+void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t n) {
+  if (weight_dtype == DType::kF16) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; ++i)
+      y[i] = round_to_half(x[i]);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    if ((u & 0x7FFFFFFFU) > 0x7F800000U) {
+      u = (u | 0x00400000U) & 0xFFFF0000U;
+    } else {
+      u = ((u + 0x7FFFU + ((u >> 16) & 1U)) >> 16) << 16;
+    }
+    std::memcpy(y + i, &u, 4);
+  }
+}
+
+constexpr VecOps kAvx2Ops{dot_f32,         axpy_f32,      f16_to_f32,
+                          quantize_act_q8, quant_row_dot, round_act_to_half};
+
+}  // namespace
+
+const VecOps& vec_ops_avx2() noexcept {
+  return kAvx2Ops;
+}
+
+}  // namespace eredu::cpu::detail

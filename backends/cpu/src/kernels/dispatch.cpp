@@ -1,0 +1,102 @@
+// CPU feature detection and the per-ISA kernel tables, chosen once.
+#include "eredu/backends/cpu/kernels.hpp"
+#include "kernel_impl.hpp"
+
+namespace eredu::cpu {
+
+namespace {
+
+CpuFeatures detect_features() noexcept {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  f.sse4_2 = __builtin_cpu_supports("sse4.2") != 0;
+  f.avx = __builtin_cpu_supports("avx") != 0;
+  f.avx2 = __builtin_cpu_supports("avx2") != 0;
+  f.fma = __builtin_cpu_supports("fma") != 0;
+  f.avx512f = __builtin_cpu_supports("avx512f") != 0;
+  // F16C has no __builtin_cpu_supports name in GCC 12: CPUID leaf 1, ECX bit 29.
+  unsigned eax = 0;
+  unsigned ebx = 0;
+  unsigned ecx = 0;
+  unsigned edx = 0;
+  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+  f.f16c = ((ecx >> 29) & 1U) != 0 && f.avx;
+#endif
+  return f;
+}
+
+template <const detail::VecOps& (*Ops)() noexcept>
+constexpr KernelTable make_table(Isa isa) {
+  return KernelTable{
+      isa,
+      detail::supports_matmul,
+      [](const MatrixView& w, const float* x, std::size_t n_tokens, float* y, ThreadPool* pool) {
+        detail::matmul(Ops(), w, x, n_tokens, y, pool);
+      },
+      detail::rms_norm,
+      detail::rope,
+      [](const AttentionArgs& args, ThreadPool* pool) { detail::attention(Ops(), args, pool); },
+      detail::swiglu,
+      detail::add,
+      [](const MatrixView& table, std::size_t row, float* out) {
+        detail::get_row(Ops(), table, row, out);
+      },
+      detail::softmax,
+  };
+}
+
+const KernelTable kGenericTable = make_table<detail::vec_ops_generic>(Isa::kGeneric);
+const KernelTable kAvx2Table = make_table<detail::vec_ops_avx2>(Isa::kAvx2);
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) noexcept {
+  switch (isa) {
+    case Isa::kGeneric:
+      return "generic";
+    case Isa::kAvx2:
+      return "avx2";
+  }
+  return "unknown";
+}
+
+const CpuFeatures& cpu_features() noexcept {
+  static const CpuFeatures features = detect_features();
+  return features;
+}
+
+bool isa_supported(Isa isa) noexcept {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::kGeneric:
+      return true;
+    case Isa::kAvx2:
+      return f.avx2 && f.fma && f.f16c;
+  }
+  return false;
+}
+
+Isa best_isa() noexcept {
+  return isa_supported(Isa::kAvx2) ? Isa::kAvx2 : Isa::kGeneric;
+}
+
+const KernelTable* kernels_for(Isa isa) noexcept {
+  if (!isa_supported(isa)) return nullptr;
+  return isa == Isa::kAvx2 ? &kAvx2Table : &kGenericTable;
+}
+
+const KernelTable& kernels() noexcept {
+  static const KernelTable* const table = kernels_for(best_isa());
+  return *table;
+}
+
+std::size_t argmax(const float* x, std::size_t n) noexcept {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
+}  // namespace eredu::cpu

@@ -1,0 +1,49 @@
+#pragma once
+// Internal: the per-ISA primitives the threaded kernels are built from. Each ISA provides one
+// VecOps table; the kernels (matmul.cpp, attention.cpp, ...) are written once against it and
+// compiled for the baseline, so only the primitives carry ISA-specific code.
+//
+// Translation units built with -mavx2 (avx2/*.cpp) must not include headers with inline functions
+// that other, baseline units also use (the linker would keep one copy, possibly the AVX2 one, and
+// a baseline CPU would fault): they include only blocks.hpp (plain structs and constants), this
+// header, <immintrin.h> and C headers, and keep everything but their exported accessor in an
+// anonymous namespace.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "eredu/core/dtype.hpp"
+
+namespace eredu::cpu::detail {
+
+// An activation row quantized to 8-bit blocks of 32 (Q8_0 with a float scale, plus the block's
+// scaled sum for the affine formats Q4_1 / Q5_1, as ggml's Q8_1).
+struct ActQ8Block {
+  float d;  // scale
+  float s;  // d * sum(qs)
+  std::int8_t qs[32];
+};
+
+// sum over blocks of (weight block . activation block) for one packed weight row.
+using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
+
+struct VecOps {
+  // Sum of a[i] * b[i] with a fixed order of operations (depends on n only).
+  float (*dot_f32)(const float* a, const float* b, std::size_t n);
+  // y[i] += alpha * x[i].
+  void (*axpy_f32)(float alpha, const float* x, float* y, std::size_t n);
+  // Exact F16 -> F32 widening.
+  void (*f16_to_f32)(const std::uint16_t* src, float* dst, std::size_t n);
+  // Quantizes n (multiple of 32) floats to ActQ8Blocks; null when the ISA has no integer path.
+  void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
+  // The integer dot for a weight encoding, or null (then the row is decoded to floats).
+  QuantRowDot (*quant_row_dot)(DType dtype);
+  // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
+  // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
+  void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
+};
+
+const VecOps& vec_ops_generic() noexcept;
+const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C
+
+}  // namespace eredu::cpu::detail

@@ -1,0 +1,27 @@
+#pragma once
+// Small string helpers private to the tokenizers.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace eredu::text {
+
+// U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's stand-in for a space.
+inline constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";
+
+// Every ' ' replaced by U+2581.
+std::string escape_spaces(std::string_view text);
+// Every U+2581 replaced by ' '.
+std::string unescape_spaces(std::string_view text);
+
+// The byte a byte token "<0xHH>" stands for: exactly six characters, two hex digits (either
+// case). Anything else ("<0x-1>", "<0xZZ>", "<0x100>", "<0x4>") is nullopt. No stoi/strtol:
+// they accept signs, spaces and overlong digit strings.
+std::optional<std::uint8_t> parse_byte_token(std::string_view text) noexcept;
+
+// `text` for an error message: printable ASCII kept, other bytes as \xHH, at most ~64 bytes.
+std::string printable(std::string_view text);
+
+}  // namespace eredu::text

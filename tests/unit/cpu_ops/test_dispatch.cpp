@@ -1,0 +1,60 @@
+// Kernel dispatch: the table is chosen once from the CPU's features, which agree with the kernel's
+// view of the CPU (/proc/cpuinfo).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "eredu/backends/cpu/kernels.hpp"
+
+namespace {
+
+using eredu::cpu::Isa;
+
+bool cpuinfo_has_flag(const std::string& flags, const std::string& flag) {
+  std::istringstream in(flags);
+  std::string word;
+  while (in >> word) {
+    if (word == flag) return true;
+  }
+  return false;
+}
+
+TEST(KernelDispatch, FeaturesAgreeWithProcCpuinfo) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  if (!cpuinfo) GTEST_SKIP() << "/proc/cpuinfo is not readable here";
+  std::string line;
+  std::string flags;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      flags = line.substr(line.find(':') + 1);
+      break;
+    }
+  }
+  if (flags.empty()) GTEST_SKIP() << "/proc/cpuinfo lists no flags";
+  const auto& f = eredu::cpu::cpu_features();
+  EXPECT_EQ(f.avx2, cpuinfo_has_flag(flags, "avx2"));
+  EXPECT_EQ(f.fma, cpuinfo_has_flag(flags, "fma"));
+  EXPECT_EQ(f.f16c, cpuinfo_has_flag(flags, "f16c"));
+  EXPECT_EQ(f.avx512f, cpuinfo_has_flag(flags, "avx512f"));
+}
+
+TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaAndStaysFixed) {
+  const auto& table = eredu::cpu::kernels();
+  EXPECT_EQ(table.isa, eredu::cpu::best_isa());
+  EXPECT_EQ(&table, &eredu::cpu::kernels());
+  EXPECT_EQ(&table, eredu::cpu::kernels_for(table.isa));
+  const auto& f = eredu::cpu::cpu_features();
+  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx2, f.avx2 && f.fma && f.f16c);
+}
+
+TEST(KernelDispatch, GenericTableAlwaysExistsAndAvx2OnlyWhenSupported) {
+  ASSERT_NE(eredu::cpu::kernels_for(Isa::kGeneric), nullptr);
+  EXPECT_EQ(eredu::cpu::kernels_for(Isa::kGeneric)->isa, Isa::kGeneric);
+  EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx2) != nullptr, eredu::cpu::isa_supported(Isa::kAvx2));
+  EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx2), "avx2");
+  EXPECT_EQ(eredu::cpu::isa_name(Isa::kGeneric), "generic");
+}
+
+}  // namespace

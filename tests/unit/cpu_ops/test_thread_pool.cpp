@@ -1,0 +1,145 @@
+// ThreadPool: coverage of every index exactly once, caller participation, inline fallbacks,
+// back-to-back jobs and shutdown with sleeping workers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "eredu/backends/cpu/thread_pool.hpp"
+
+namespace {
+
+using eredu::cpu::Schedule;
+using eredu::cpu::ThreadPool;
+
+// Runs parallel_for and returns how many times each index was visited.
+std::vector<int> visit_counts(ThreadPool& pool, std::size_t n, std::size_t grain,
+                              Schedule schedule) {
+  std::vector<std::atomic<int>> counts(n);
+  auto fn = [&](std::size_t begin, std::size_t end) {
+    EXPECT_LE(begin, end);
+    EXPECT_LE(end, n);
+    for (std::size_t i = begin; i < end; ++i)
+      counts[i].fetch_add(1);
+  };
+  pool.parallel_for(n, fn, grain, schedule);
+  std::vector<int> out(n);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = counts[i].load();
+  return out;
+}
+
+TEST(ThreadPool, EveryIndexIsVisitedExactlyOnceForAnySizeGrainScheduleAndThreadCount) {
+  for (std::size_t threads : {1, 2, 3, 7}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked}) {
+      for (std::size_t n : {0, 1, 2, 5, 64, 1000, 1023}) {
+        for (std::size_t grain : {1, 3, 16}) {
+          const std::vector<int> counts = visit_counts(pool, n, grain, schedule);
+          for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_EQ(counts[i], 1)
+                << "index " << i << " n " << n << " grain " << grain << " threads " << threads;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
+  ThreadPool pool(3);
+  std::mutex m;
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  auto fn = [&](std::size_t b, std::size_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    pieces.emplace_back(b, e);
+  };
+  pool.parallel_for(100, fn, 8);
+  ASSERT_FALSE(pieces.empty());
+  for (const auto& [b, e] : pieces) {
+    EXPECT_EQ(b % 8, 0U);
+    EXPECT_TRUE(e % 8 == 0 || e == 100);
+  }
+}
+
+TEST(ThreadPool, CallerThreadTakesPartAndWorkersRunElsewhere) {
+  ThreadPool pool(3);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  auto fn = [&](std::size_t, std::size_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // keep each piece busy
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  };
+  pool.parallel_for(3, fn);
+  EXPECT_EQ(ids.count(std::this_thread::get_id()), 1U);
+  EXPECT_EQ(ids.size(), 3U);  // static schedule: one piece per thread
+}
+
+TEST(ThreadPool, NestedCallRunsInlineInsteadOfDeadlocking) {
+  ThreadPool pool(2);
+  std::atomic<int> inner_total{0};
+  auto outer = [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      auto inner = [&](std::size_t ib, std::size_t ie) {
+        inner_total.fetch_add(static_cast<int>(ie - ib));
+      };
+      pool.parallel_for(10, inner);
+    }
+  };
+  pool.parallel_for(4, outer);
+  EXPECT_EQ(inner_total.load(), 40);
+}
+
+TEST(ThreadPool, ManyBackToBackJobsAllComplete) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<long>> sums(64);
+  for (int job = 0; job < 500; ++job) {
+    auto fn = [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i)
+        sums[i].fetch_add(job);
+    };
+    pool.parallel_for(sums.size(), fn);
+  }
+  for (const auto& s : sums)
+    EXPECT_EQ(s.load(), 499L * 500L / 2);
+}
+
+TEST(ThreadPool, JobAfterWorkersFellAsleepStillRunsAndDestructionJoins) {
+  auto pool = std::make_unique<ThreadPool>(3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the spin phase
+  const std::vector<int> counts = visit_counts(*pool, 30, 1, Schedule::kStatic);
+  for (int c : counts)
+    EXPECT_EQ(c, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pool.reset();  // must not hang on sleeping workers
+  SUCCEED();
+}
+
+TEST(ThreadPool, ZeroThreadsMeansTheCallerAlone) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.size(), 1U);
+  std::thread::id ran_on;
+  auto fn = [&](std::size_t, std::size_t) { ran_on = std::this_thread::get_id(); };
+  pool.parallel_for(5, fn);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(ThreadPool, NullPoolHelperRunsTheWholeRangeInline) {
+  std::size_t seen_begin = 99;
+  std::size_t seen_end = 0;
+  auto fn = [&](std::size_t b, std::size_t e) {
+    seen_begin = b;
+    seen_end = e;
+  };
+  eredu::cpu::parallel_for(nullptr, 17, fn);
+  EXPECT_EQ(seen_begin, 0U);
+  EXPECT_EQ(seen_end, 17U);
+}
+
+}  // namespace
