@@ -1,60 +1,23 @@
-// Fuzzes the untrusted-JSON path: SafeTensors headers, model.safetensors.index.json and
-// config.json all arrive as bytes from a file and go through nlohmann-json. The harness checks the
-// properties eredu relies on: a depth-limited SAX pass rejects deep nesting before any DOM is
-// built, parsing never throws past `allow_exceptions = false`, and whatever parses can be walked
-// and serialized again without a crash or a sanitizer report.
-#include <nlohmann/json.hpp>
-
+// Fuzzes eredu's untrusted-JSON paths with JSON text as the input, so that libFuzzer spends its
+// mutations on the grammar rather than on a binary container around it:
+//  - as the header of a SafeTensors file (a correct length prefix is added, followed by a small
+//    zero payload so that in-range data_offsets can be accepted), through parse_safetensors;
+//  - as a model.safetensors.index.json, through parse_safetensors_index.
+// Both must end in a value or a typed error: no crash, leak, abort, stack exhaustion on deep
+// nesting, or sanitizer report.
 #include <cstddef>
 #include <cstdint>
-#include <string>
+#include <cstring>
+#include <vector>
 
+#include "eredu/checkpoint/mapped_file.hpp"
+#include "eredu/checkpoint/safetensors.hpp"
+#include "eredu/checkpoint/safetensors_model.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
 
-constexpr std::size_t kMaxDepth = 64;
-
-// Counts nesting and stops the parse (returns false) past kMaxDepth; accepts every scalar.
-class DepthLimiter final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool /*value*/) override { return true; }
-  bool number_integer(number_integer_t /*value*/) override { return true; }
-  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
-  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
-  bool string(string_t& /*value*/) override { return true; }
-  bool binary(binary_t& /*value*/) override { return true; }
-  bool start_object(std::size_t /*elements*/) override { return ++depth_ <= kMaxDepth; }
-  bool key(string_t& /*value*/) override { return true; }
-  bool end_object() override { return --depth_, true; }
-  bool start_array(std::size_t /*elements*/) override { return ++depth_ <= kMaxDepth; }
-  bool end_array() override { return --depth_, true; }
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& /*error*/) override {
-    return false;
-  }
-
- private:
-  std::size_t depth_ = 0;
-};
-
-// Touches every value the way a header reader does (types, sizes, keys, numbers).
-std::size_t walk(const nlohmann::json& value) {
-  std::size_t count = 1;
-  if (value.is_object()) {
-    for (const auto& [key, child] : value.items())
-      count += key.size() + walk(child);
-  } else if (value.is_array()) {
-    for (const auto& child : value)
-      count += walk(child);
-  } else if (value.is_number_unsigned()) {
-    count += static_cast<std::size_t>(value.get<std::uint64_t>() & 1U);
-  } else if (value.is_string()) {
-    count += value.get_ref<const std::string&>().size();
-  }
-  return count;
-}
+constexpr std::size_t kPayloadBytes = 64;
 
 }  // namespace
 
@@ -64,17 +27,25 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto text = eredu::fuzz::as_text(data, size);
-  DepthLimiter limiter;
-  const bool within_limits = nlohmann::json::sax_parse(
-      text.begin(), text.end(), &limiter, nlohmann::json::input_format_t::json, /*strict=*/true,
-      /*ignore_comments=*/false);
-  if (!within_limits) return 0;
-  const auto value = nlohmann::json::parse(text.begin(), text.end(), nullptr,
-                                           /*allow_exceptions=*/false);
-  if (value.is_discarded()) __builtin_trap();  // the SAX pass accepted what the DOM parse rejects
-  (void)walk(value);
-  // Invalid UTF-8 inside strings is replaced rather than thrown on: the error path must not leak.
-  (void)value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto text = eredu::fuzz::as_bytes(data, size);
+
+  // [u64 little-endian N][N bytes of header][payload]
+  std::vector<std::byte> file_bytes(8 + size + kPayloadBytes, std::byte{0});
+  const std::uint64_t length = size;
+  for (int i = 0; i < 8; ++i) {
+    file_bytes[static_cast<std::size_t>(i)] = static_cast<std::byte>((length >> (8 * i)) & 0xFFU);
+  }
+  if (size != 0) std::memcpy(file_bytes.data() + 8, data, size);
+  const auto file =
+      eredu::checkpoint::MappedFile::from_bytes(file_bytes, "fuzz-header.safetensors");
+  if (const auto parsed = eredu::checkpoint::parse_safetensors(file); !parsed.has_value()) {
+    (void)parsed.error().what();
+  }
+
+  if (const auto index =
+          eredu::checkpoint::parse_safetensors_index(text, "fuzz/model.safetensors.index.json");
+      !index.has_value()) {
+    (void)index.error().what();
+  }
   return 0;
 }
