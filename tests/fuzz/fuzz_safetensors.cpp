@@ -1,8 +1,9 @@
 // Fuzzes the SafeTensors reader: any bytes as a whole in-memory file through parse_safetensors
 // (length prefix, JSON header, offsets against the payload). When a file is accepted it checks
 // what callers rely on: every tensor's bytes lie inside the file and have the size its dtype and
-// shape give, and reading them (the finiteness scan) stays in bounds. The header parser is also
-// run on its own with the file size from the input, and with the lenient policies.
+// shape give, and reading them (the finiteness scan) stays in bounds. Each input is parsed a
+// second time with the other unknown-field and zero-size policies and tight limits, and the
+// header parser runs on its own as read_safetensors_header would call it.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,13 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)parsed.error().what();
   }
 
-  SafetensorsLimits lenient;
-  lenient.unknown_fields = eredu::checkpoint::UnknownFieldPolicy::kIgnore;
-  lenient.zero_size_tensors = eredu::checkpoint::ZeroSizeTensorPolicy::kReject;
-  lenient.max_json_depth = 4;
-  lenient.max_rank = 3;
-  lenient.max_tensors = 8;
-  if (auto parsed = eredu::checkpoint::parse_safetensors(file, lenient); parsed.has_value()) {
+  SafetensorsLimits other;
+  other.unknown_fields = eredu::checkpoint::UnknownFieldPolicy::kIgnore;
+  other.zero_size_tensors = eredu::checkpoint::ZeroSizeTensorPolicy::kReject;
+  other.max_json_depth = 4;
+  other.max_rank = 3;
+  other.max_tensors = 8;
+  if (auto parsed = eredu::checkpoint::parse_safetensors(file, other); parsed.has_value()) {
     check_accepted(*parsed);
   }
   // The header alone, as read_safetensors_header sees it (a prefix and the real file size).
