@@ -1,7 +1,7 @@
 // eredu-synth: writes a synthetic Llama-architecture GGUF file.
 //
 //   eredu-synth --preset smol135m --type Q8_0 --seed 1 -o smol-q8_0.gguf
-//   eredu-synth --hidden 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --vocab 320 \
+//   eredu-synth --hidden 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --vocab 320
 //               --type Q4_0 -o tiny.gguf
 //
 // Weights are N(0, 0.02) from a portable generator seeded by --seed (same seed, same bytes, on
@@ -12,9 +12,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -36,8 +36,7 @@ int report_error(const std::string& what) {
 int main(int argc, char** argv) {
   CLI::App app{"Writes a synthetic Llama-architecture GGUF model (random weights)", "eredu-synth"};
   std::string preset;
-  std::optional<std::uint32_t> hidden, layers, heads, kv_heads, head_dim, ffn, vocab, context;
-  std::optional<float> rope_base, rms_eps;
+  ModelShape given;  // the explicit shape options (applied over the preset)
   std::string type_name = "F16";
   std::uint64_t seed = 1;
   std::string name;
@@ -47,16 +46,21 @@ int main(int argc, char** argv) {
 
   app.add_option("--preset", preset, "Model shape preset")
       ->check(CLI::IsMember({"smol135m", "llama1b"}));
-  app.add_option("--hidden", hidden, "Embedding length (llama.embedding_length)");
-  app.add_option("--layers", layers, "Number of blocks (llama.block_count)");
-  app.add_option("--heads", heads, "Attention heads");
-  app.add_option("--kv-heads", kv_heads, "Key/value heads (default: --heads)");
-  app.add_option("--head-dim", head_dim, "Head size (default: hidden / heads)");
-  app.add_option("--ffn", ffn, "Feed-forward length");
-  app.add_option("--vocab", vocab, "Vocabulary size (at least 259)");
-  app.add_option("--context", context, "Context length (default 2048)");
-  app.add_option("--rope-base", rope_base, "RoPE frequency base (default 10000)");
-  app.add_option("--rms-eps", rms_eps, "RMS norm epsilon (default 1e-5)");
+  CLI::Option* hidden = app.add_option("--hidden", given.hidden, "Embedding length");
+  CLI::Option* layers = app.add_option("--layers", given.layers, "Number of blocks");
+  CLI::Option* heads = app.add_option("--heads", given.heads, "Attention heads");
+  CLI::Option* kv_heads =
+      app.add_option("--kv-heads", given.kv_heads, "Key/value heads (default: --heads)");
+  CLI::Option* head_dim =
+      app.add_option("--head-dim", given.head_dim, "Head size (default: hidden / heads)");
+  CLI::Option* ffn = app.add_option("--ffn", given.ffn, "Feed-forward length");
+  CLI::Option* vocab = app.add_option("--vocab", given.vocab, "Vocabulary size (at least 259)");
+  CLI::Option* context =
+      app.add_option("--context", given.context, "Context length (default 2048)");
+  CLI::Option* rope_base =
+      app.add_option("--rope-base", given.rope_base, "RoPE frequency base (default 10000)");
+  CLI::Option* rms_eps =
+      app.add_option("--rms-eps", given.rms_eps, "RMS norm epsilon (default 1e-5)");
   app.add_option("--type", type_name,
                  "Matrix encoding: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (default F16)");
   app.add_option("--seed", seed, "Random seed (default 1)");
@@ -67,33 +71,34 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Print nothing on success");
   CLI11_PARSE(app, argc, argv);
 
+  const auto set = [](const CLI::Option* option) { return option->count() > 0; };
   ModelShape shape;
   if (!preset.empty()) {
     shape = *eredu::synth::preset_shape(preset);
   } else {
-    for (const auto& [value, flag] :
-         {std::pair{hidden, "--hidden"}, std::pair{layers, "--layers"}, std::pair{heads, "--heads"},
-          std::pair{ffn, "--ffn"}, std::pair{vocab, "--vocab"}}) {
-      if (!value) return report_error(std::string(flag) + " is required without --preset");
+    for (const CLI::Option* option : {hidden, layers, heads, ffn, vocab}) {
+      if (!set(option)) {
+        return report_error(option->get_name() + " is required without --preset");
+      }
     }
     shape.context = 2048;
   }
   // Explicit options override the preset's values.
-  if (hidden) shape.hidden = *hidden;
-  if (layers) shape.layers = *layers;
-  if (heads) shape.heads = *heads;
-  if (ffn) shape.ffn = *ffn;
-  if (vocab) shape.vocab = *vocab;
-  if (context) shape.context = *context;
-  if (rope_base) shape.rope_base = *rope_base;
-  if (rms_eps) shape.rms_eps = *rms_eps;
-  if (kv_heads) {
-    shape.kv_heads = *kv_heads;
+  if (set(hidden)) shape.hidden = given.hidden;
+  if (set(layers)) shape.layers = given.layers;
+  if (set(heads)) shape.heads = given.heads;
+  if (set(ffn)) shape.ffn = given.ffn;
+  if (set(vocab)) shape.vocab = given.vocab;
+  if (set(context)) shape.context = given.context;
+  if (set(rope_base)) shape.rope_base = given.rope_base;
+  if (set(rms_eps)) shape.rms_eps = given.rms_eps;
+  if (set(kv_heads)) {
+    shape.kv_heads = given.kv_heads;
   } else if (preset.empty()) {
     shape.kv_heads = shape.heads;
   }
-  if (head_dim) {
-    shape.head_dim = *head_dim;
+  if (set(head_dim)) {
+    shape.head_dim = given.head_dim;
   } else if (preset.empty()) {
     if (shape.heads == 0 || shape.hidden % shape.heads != 0) {
       return report_error("--hidden is not a multiple of --heads: give --head-dim");
