@@ -80,7 +80,9 @@ TEST_F(SynthTest, MetadataKeysAndValueTypesMatchTheFilesLlamaCppWrote) {
   }
   // Every llama.* hyperparameter and the tokenizer/general keys llama.cpp needs are present.
   for (const auto& [key, type] : reference) {
-    if (key.starts_with("llama.")) EXPECT_TRUE(ours.contains(key)) << key;
+    if (key.starts_with("llama.")) {
+      EXPECT_TRUE(ours.contains(key)) << key;
+    }
   }
   for (const char* key :
        {"general.architecture", "general.name", "general.file_type", "general.quantization_version",
@@ -203,6 +205,44 @@ TEST_F(SynthTest, TensorNamesMatchStories260KForItsShape) {
                           "llama.attention.head_count_kv", "llama.rope.dimension_count"}) {
     EXPECT_EQ(ours.contents().get_u32(key).value(), reference.contents().get_u32(key).value())
         << key;
+  }
+}
+
+// The presets' values as issue 5 gives them. Layers, vocabulary (and for llama1b the FFN) are
+// overridden to keep the test small; overriding is itself part of what is checked.
+TEST_F(SynthTest, PresetsHaveTheirShapesAndExplicitOptionsOverrideThem) {
+  struct Expected {
+    std::string preset;
+    std::string overrides;
+    std::uint32_t hidden, heads, kv_heads, head_dim, ffn, context;
+    float rope_base;
+  };
+  for (const Expected& e :
+       {Expected{"smol135m", "--layers 1 --vocab 300", 576, 9, 3, 64, 1536, 2048, 100000.0f},
+        Expected{"llama1b", "--layers 1 --vocab 300 --ffn 256", 2048, 32, 8, 64, 256, 4096,
+                 10000.0f}}) {
+    SCOPED_TRACE(e.preset);
+    const fs::path path = dir_ / (e.preset + ".gguf");
+    const RunResult r = run("--preset " + e.preset + " " + e.overrides + " --type Q4_0 -q -o '" +
+                            path.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto file = open_or_die(path);
+    const GgufContents& c = file.contents();
+    EXPECT_EQ(c.get_string("general.name").value(), e.preset);
+    EXPECT_EQ(c.get_u32("llama.embedding_length").value(), e.hidden);
+    EXPECT_EQ(c.get_u32("llama.attention.head_count").value(), e.heads);
+    EXPECT_EQ(c.get_u32("llama.attention.head_count_kv").value(), e.kv_heads);
+    EXPECT_EQ(c.get_u32("llama.rope.dimension_count").value(), e.head_dim);
+    EXPECT_EQ(c.get_u32("llama.feed_forward_length").value(), e.ffn);
+    EXPECT_EQ(c.get_u32("llama.context_length").value(), e.context);
+    EXPECT_EQ(c.get_f32("llama.rope.freq_base").value(), e.rope_base);
+    EXPECT_EQ(c.get_u32("llama.block_count").value(), 1u);
+    EXPECT_EQ(c.get_u32("llama.vocab_size").value(), 300u);
+    EXPECT_EQ(file.tensors().size(), 3u + 9u);
+    EXPECT_EQ(file.find_tensor("blk.0.attn_k.weight")->ne,
+              (std::vector<std::uint64_t>{e.hidden, std::uint64_t{e.kv_heads} * e.head_dim}));
+    EXPECT_EQ(file.find_tensor("blk.0.ffn_down.weight")->ne,
+              (std::vector<std::uint64_t>{e.ffn, e.hidden}));
   }
 }
 
