@@ -72,7 +72,8 @@ template <ParameterBackend B>
       return fail(to_eredu_error(std::move(in_flight).error()).with_subject(binding.target));
     }
     auto weight = B::finish_materialization(std::move(in_flight).value());
-    if (!weight) return fail(to_eredu_error(std::move(weight).error()).with_subject(binding.target));
+    if (!weight)
+      return fail(to_eredu_error(std::move(weight).error()).with_subject(binding.target));
     index.emplace(binding.target, unit.weights.size());
     unit.weights.emplace_back(binding.target, std::move(weight).value());
   }
@@ -80,13 +81,14 @@ template <ParameterBackend B>
     if (!binding.alias_of) continue;
     auto owner = index.find(*binding.alias_of);
     if (owner == index.end()) {
-      return fail(Error(ErrorCode::kInvalidModel, "weight '" + binding.target +
-                                                      "' aliases '" + *binding.alias_of +
+      return fail(Error(ErrorCode::kInvalidModel, "weight '" + binding.target + "' aliases '" +
+                                                      *binding.alias_of +
                                                       "', which is not an owner of this unit")
                       .with_subject(binding.target));
     }
     auto shared = B::share_materialized_weight(unit.weights[owner->second].second);
-    if (!shared) return fail(to_eredu_error(std::move(shared).error()).with_subject(binding.target));
+    if (!shared)
+      return fail(to_eredu_error(std::move(shared).error()).with_subject(binding.target));
     index.emplace(binding.target, unit.weights.size());
     unit.weights.emplace_back(binding.target, std::move(shared).value());
   }
@@ -110,9 +112,10 @@ template <ParameterBackend B, typename Module>
     if (failure) return;
     auto found = index.find(id);
     if (found == index.end()) {
-      failure = Error(ErrorCode::kInvalidModel, "parameter '" + std::string(id) +
-                                                    "' has no materialized weight (missing binding)")
-                    .with_subject(std::string(id));
+      failure =
+          Error(ErrorCode::kInvalidModel,
+                "parameter '" + std::string(id) + "' has no materialized weight (missing binding)")
+              .with_subject(std::string(id));
       return;
     }
     auto valid = B::validate_bind(parameter, unit.weights[found->second].second);
@@ -129,10 +132,10 @@ template <ParameterBackend B, typename Module>
       claimed[entry.second] = true;
     for (std::size_t i = 0; i < claimed.size(); ++i) {
       if (!claimed[i]) {
-        return fail(Error(ErrorCode::kInvalidModel, "materialized weight '" +
-                                                        unit.weights[i].first +
-                                                        "' is claimed by no parameter")
-                        .with_subject(unit.weights[i].first));
+        return fail(
+            Error(ErrorCode::kInvalidModel,
+                  "materialized weight '" + unit.weights[i].first + "' is claimed by no parameter")
+                .with_subject(unit.weights[i].first));
       }
     }
   }

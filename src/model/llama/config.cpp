@@ -24,7 +24,8 @@ Result<std::uint32_t> required_u32(const checkpoint::GgufContents& gguf, const s
   }
   auto value = gguf.get_u64(key);
   if (!value) {
-    return fail(config_error(key, "expected an unsigned integer (" + value.error().message() + ")"));
+    return fail(
+        config_error(key, "expected an unsigned integer (" + value.error().message() + ")"));
   }
   if (*value < min || *value > max) {
     return fail(config_error(key, "value " + std::to_string(*value) + " is outside [" +
@@ -48,8 +49,8 @@ Result<float> optional_positive_float(const checkpoint::GgufContents& gguf, cons
     return fail(config_error(key, "expected a float (" + value.error().message() + ")"));
   }
   if (!std::isfinite(*value) || !(*value > 0.0) || *value > 1e30) {
-    return fail(config_error(key, "value " + std::to_string(*value) +
-                                      " must be finite and positive"));
+    return fail(
+        config_error(key, "value " + std::to_string(*value) + " must be finite and positive"));
   }
   return static_cast<float>(*value);
 }
@@ -75,10 +76,10 @@ Result<void> validate_llama_config(const LlamaConfig& c) {
                                  " is not divisible by head_count " + std::to_string(c.n_head)));
   }
   if (c.n_head % c.n_head_kv != 0) {
-    return fail(config_error(p + "attention.head_count_kv",
-                             "head_count " + std::to_string(c.n_head) +
-                                 " is not a multiple of head_count_kv " +
-                                 std::to_string(c.n_head_kv)));
+    return fail(
+        config_error(p + "attention.head_count_kv", "head_count " + std::to_string(c.n_head) +
+                                                        " is not a multiple of head_count_kv " +
+                                                        std::to_string(c.n_head_kv)));
   }
   if (c.head_dim != c.n_embd / c.n_head) {
     return fail(config_error(p + "embedding_length", "head dimension disagrees with head_count"));
@@ -92,8 +93,8 @@ Result<void> validate_llama_config(const LlamaConfig& c) {
   if (c.n_ctx_train == 0) return fail(config_error(p + "context_length", "must be positive"));
   if (c.n_vocab == 0) return fail(config_error(p + "vocab_size", "must be positive"));
   if (!std::isfinite(c.rms_eps) || !(c.rms_eps > 0.0f)) {
-    return fail(config_error(p + "attention.layer_norm_rms_epsilon",
-                             "must be finite and positive"));
+    return fail(
+        config_error(p + "attention.layer_norm_rms_epsilon", "must be finite and positive"));
   }
   if (!std::isfinite(c.rope_freq_base) || !(c.rope_freq_base > 0.0f)) {
     return fail(config_error(p + "rope.freq_base", "must be finite and positive"));
@@ -112,8 +113,8 @@ Result<LlamaConfig> read_llama_config(const checkpoint::GgufContents& gguf,
   }
   auto arch = gguf.get_string("general.architecture");
   if (!arch) {
-    return fail(config_error("general.architecture",
-                             "expected a string (" + arch.error().message() + ")"));
+    return fail(
+        config_error("general.architecture", "expected a string (" + arch.error().message() + ")"));
   }
   if (!is_llama_architecture(*arch)) {
     return fail(Error(ErrorCode::kUnsupported,
@@ -128,7 +129,8 @@ Result<LlamaConfig> read_llama_config(const checkpoint::GgufContents& gguf,
   EREDU_TRY(auto n_embd, required_u32(gguf, p + "embedding_length", 1, kMaxEmbedding));
   EREDU_TRY(auto n_ff, required_u32(gguf, p + "feed_forward_length", 1, kMaxFeedForward));
   EREDU_TRY(auto n_head, required_u32(gguf, p + "attention.head_count", 1, kMaxHeads));
-  EREDU_TRY(auto n_head_kv, optional_u32(gguf, p + "attention.head_count_kv", 1, kMaxHeads, n_head));
+  EREDU_TRY(auto n_head_kv,
+            optional_u32(gguf, p + "attention.head_count_kv", 1, kMaxHeads, n_head));
   EREDU_TRY(auto n_ctx, required_u32(gguf, p + "context_length", 1, kMaxContext));
   c.n_layer = n_layer;
   c.n_embd = n_embd;
@@ -144,7 +146,8 @@ Result<LlamaConfig> read_llama_config(const checkpoint::GgufContents& gguf,
     EREDU_TRY_VOID(validate_llama_config(c));
   }
   c.head_dim = n_embd / n_head;
-  EREDU_TRY(auto n_rot, optional_u32(gguf, p + "rope.dimension_count", 1, kMaxEmbedding, c.head_dim));
+  EREDU_TRY(auto n_rot,
+            optional_u32(gguf, p + "rope.dimension_count", 1, kMaxEmbedding, c.head_dim));
   c.n_rot = n_rot;
 
   const std::string eps_key = p + "attention.layer_norm_rms_epsilon";
@@ -167,8 +170,8 @@ Result<LlamaConfig> read_llama_config(const checkpoint::GgufContents& gguf,
   if (scaling_type == "linear") {
     c.rope_freq_scale = 1.0f / factor;
   } else if (scaling_type != "none") {
-    return fail(Error(ErrorCode::kUnsupported, "rope scaling type '" + scaling_type +
-                                                   "' is not supported (none, linear)")
+    return fail(Error(ErrorCode::kUnsupported,
+                      "rope scaling type '" + scaling_type + "' is not supported (none, linear)")
                     .with_subject(scaling_type_key));
   }
 

@@ -16,9 +16,9 @@ std::string format_shape(const std::vector<std::uint64_t>& shape) {
 
 LayerNames layer_names(std::uint32_t layer) {
   const std::string b = "blk." + std::to_string(layer) + ".";
-  return LayerNames{b + "attn_norm.weight",   b + "attn_q.weight",   b + "attn_k.weight",
-                    b + "attn_v.weight",      b + "attn_output.weight", b + "ffn_norm.weight",
-                    b + "ffn_gate.weight",    b + "ffn_up.weight",   b + "ffn_down.weight"};
+  return LayerNames{b + "attn_norm.weight", b + "attn_q.weight",      b + "attn_k.weight",
+                    b + "attn_v.weight",    b + "attn_output.weight", b + "ffn_norm.weight",
+                    b + "ffn_gate.weight",  b + "ffn_up.weight",      b + "ffn_down.weight"};
 }
 
 namespace {
@@ -38,9 +38,9 @@ Result<ParameterSchema> owner(const checkpoint::TensorCatalog& catalog, const st
   }
   if (tensor_class == TensorClass::kVector && meta->dtype != DType::kF32 &&
       meta->dtype != DType::kF16 && meta->dtype != DType::kBF16) {
-    return fail(Error(ErrorCode::kUnsupported,
-                      "tensor " + id + " is a norm vector stored as " +
-                          std::string(dtype_info(meta->dtype).name) + "; expected F32, F16 or BF16")
+    return fail(Error(ErrorCode::kUnsupported, "tensor " + id + " is a norm vector stored as " +
+                                                   std::string(dtype_info(meta->dtype).name) +
+                                                   "; expected F32, F16 or BF16")
                     .with_subject(id));
   }
   return ParameterSchema{id, std::move(shape), tensor_class,

@@ -46,15 +46,16 @@ std::string isa_features() {
 
 }  // namespace
 
-BackendDescriptor CpuBackend::descriptor() const { return BackendDescriptor{"cpu", "1"}; }
+BackendDescriptor CpuBackend::descriptor() const {
+  return BackendDescriptor{"cpu", "1"};
+}
 
 Result<std::vector<DeviceReport>> CpuBackend::devices() const {
   DeviceReport report;
   report.descriptor.id = "cpu:0";
-  report.descriptor.name = cpu_model_name() + " (" +
-                           std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
-                           " threads; " + isa_features() + "; kernels " +
-                           std::string(isa_name(kernels().isa)) + ")";
+  report.descriptor.name =
+      cpu_model_name() + " (" + std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
+      " threads; " + isa_features() + "; kernels " + std::string(isa_name(kernels().isa)) + ")";
   report.descriptor.family = "cpu";
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);

@@ -21,9 +21,9 @@ SessionCapabilities CpuBackend::session_capabilities(const ArtifactInspection&,
   return realized_session_capabilities();
 }
 
-Result<CpuSelectedPreparation> CpuBackend::select_preparation(
-    const ArtifactInspection& inspection, const load_options& options,
-    const PreparationPolicy&) const {
+Result<CpuSelectedPreparation> CpuBackend::select_preparation(const ArtifactInspection& inspection,
+                                                              const load_options& options,
+                                                              const PreparationPolicy&) const {
   if (!::eredu::model::llama::is_llama_architecture(inspection.architecture)) {
     return fail(Error(ErrorCode::kUnsupported, "cpu backend: architecture '" +
                                                    inspection.architecture +
@@ -36,8 +36,9 @@ Result<CpuSelectedPreparation> CpuBackend::select_preparation(
   }
   const checkpoint::TensorCatalog& catalog = gguf->catalog();
   const checkpoint::TensorMetadata* embd = catalog.find(::eredu::model::llama::kTokenEmbd);
-  EREDU_TRY(auto config, ::eredu::model::llama::read_llama_config(
-                             gguf->primary(), embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
+  EREDU_TRY(auto config,
+            ::eredu::model::llama::read_llama_config(
+                gguf->primary(), embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
   EREDU_TRY(auto schema, ::eredu::model::llama::llama_schema(config, catalog));
   // Fail closed: every owner must be runnable here before any payload is read.
   for (const auto& p : schema) {
@@ -45,12 +46,13 @@ Result<CpuSelectedPreparation> CpuBackend::select_preparation(
     EREDU_TRY_VOID(preflight_recipe(p.recipe, *gguf));
   }
   CpuSelectedPreparation selected;
-  selected.max_positions = options.context_length != 0 ? options.context_length : config.n_ctx_train;
+  selected.max_positions =
+      options.context_length != 0 ? options.context_length : config.n_ctx_train;
   if (selected.max_positions > ::eredu::model::llama::kMaxContext) {
-    return fail(Error(ErrorCode::kLimitExceeded, "context_length " +
-                                                     std::to_string(selected.max_positions) +
-                                                     " exceeds the limit")
-                    .with_subject("context_length"));
+    return fail(
+        Error(ErrorCode::kLimitExceeded,
+              "context_length " + std::to_string(selected.max_positions) + " exceeds the limit")
+            .with_subject("context_length"));
   }
   selected.kv_cache_type = options.kv_cache_type;
   selected.config = std::move(config);
@@ -81,7 +83,7 @@ Result<PreparedModel<CpuModel>> CpuBackend::prepare_model(model_config&& config)
     bindings.push_back(runtime::WeightBinding{p.id, p.recipe, p.alias_of});
   }
   EREDU_TRY(auto unit, runtime::materialize_bindings<CpuBackend>(*config.source, bindings,
-                                                                  CpuMaterializationContext{}));
+                                                                 CpuMaterializationContext{}));
   EREDU_TRY_VOID(runtime::bind_materialized_unit<CpuBackend>(llama, std::move(unit)));
   CpuModel result;
   result.llama = std::make_shared<const Llama>(std::move(llama));

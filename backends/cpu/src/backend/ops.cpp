@@ -84,8 +84,8 @@ Result<CpuTensor> CpuBackend::rotary(const tensor& x, const RotarySpec& spec,
                                      std::uint32_t first_position) const {
   EREDU_TRY_VOID(spec.validate());
   if (x.cols != static_cast<std::size_t>(spec.heads) * spec.head_dim) {
-    return fail(op_error("rotary", "input has " + std::to_string(x.cols) +
-                                       " features, expected heads * head_dim"));
+    return fail(op_error(
+        "rotary", "input has " + std::to_string(x.cols) + " features, expected heads * head_dim"));
   }
   CpuTensor y = x;
   std::vector<std::int32_t> positions(x.rows);
@@ -105,13 +105,12 @@ Result<CpuKvCache> CpuBackend::create_kv_cache(const KvCacheSpec& spec) const {
   return create_kv_cache_of(spec, KvCacheType::kF32);
 }
 
-Result<CpuKvCache> CpuBackend::create_kv_cache_of(const KvCacheSpec& spec,
-                                                  KvCacheType type) const {
+Result<CpuKvCache> CpuBackend::create_kv_cache_of(const KvCacheSpec& spec, KvCacheType type) const {
   EREDU_TRY(auto elements, spec.elements_per_tensor());
   const std::uint64_t bytes = elements * (type == KvCacheType::kF16 ? 2 : 4);
   if (bytes / (type == KvCacheType::kF16 ? 2 : 4) != elements || bytes > (1ull << 40)) {
-    return fail(ErrorCode::kLimitExceeded, "kv cache of " + std::to_string(elements) +
-                                               " elements per tensor is too large");
+    return fail(ErrorCode::kLimitExceeded,
+                "kv cache of " + std::to_string(elements) + " elements per tensor is too large");
   }
   CpuKvCache cache;
   cache.spec = spec;
@@ -198,7 +197,8 @@ Result<CpuTensor> CpuBackend::swiglu(const tensor& gate, const tensor& up) const
 }
 
 Result<CpuTensor> CpuBackend::add(const tensor& a, const tensor& b) const {
-  if (a.rows != b.rows || a.cols != b.cols) return fail(op_error("add", "operands differ in shape"));
+  if (a.rows != b.rows || a.cols != b.cols)
+    return fail(op_error("add", "operands differ in shape"));
   CpuTensor y = make_tensor(a.rows, a.cols);
   kernels().add(a.data.data(), b.data.data(), y.data.size(), y.data.data(), pool_.get());
   return y;

@@ -28,10 +28,9 @@ bool is_vector_dtype(DType dtype) {
 Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
   const bool ok_dtype = rank == 1 ? is_vector_dtype(dtype) : kernels().supports_matmul(dtype);
   if (!ok_dtype || rank == 0 || rank > 2) {
-    return fail(Error(ErrorCode::kUnsupported,
-                      "cpu backend cannot run tensor " + name + " (" +
-                          std::string(dtype_info(dtype).name) + ", rank " + std::to_string(rank) +
-                          ")")
+    return fail(Error(ErrorCode::kUnsupported, "cpu backend cannot run tensor " + name + " (" +
+                                                   std::string(dtype_info(dtype).name) + ", rank " +
+                                                   std::to_string(rank) + ")")
                     .with_subject(name));
   }
   return ok();
@@ -57,8 +56,8 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
   w.dtype = held.dtype();
   w.shape = shape;
   try {
-    w.storage = std::make_shared<const std::vector<std::byte>>(held.bytes().begin(),
-                                                               held.bytes().end());
+    w.storage =
+        std::make_shared<const std::vector<std::byte>>(held.bytes().begin(), held.bytes().end());
   } catch (const std::bad_alloc&) {
     return fail(Error(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name())
                     .with_subject(held.name()));
@@ -82,8 +81,8 @@ Result<void> CpuBackend::validate_bind(const parameter& slot, const materialized
   if (!slot.shape.empty() && w.shape != slot.shape) {
     return fail(Error(ErrorCode::kInvalidModel,
                       "tensor " + w.name + " has wrong shape for parameter '" + slot.name +
-                          "'; expected " + ::eredu::model::llama::format_shape(slot.shape) + ", got " +
-                          ::eredu::model::llama::format_shape(w.shape))
+                          "'; expected " + ::eredu::model::llama::format_shape(slot.shape) +
+                          ", got " + ::eredu::model::llama::format_shape(w.shape))
                     .with_subject(slot.name));
   }
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));

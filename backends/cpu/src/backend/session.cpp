@@ -13,17 +13,16 @@ Result<Submission<CpuTensor, CpuReadyCompletion>> CpuSession::prefill(const CpuB
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] >= c.n_vocab) {
       return fail(Error(ErrorCode::kInvalidArgument,
-                        "token id " + std::to_string(tokens[i]) + " at index " +
-                            std::to_string(i) + " is out of range (vocabulary " +
-                            std::to_string(c.n_vocab) + ")")
+                        "token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                            " is out of range (vocabulary " + std::to_string(c.n_vocab) + ")")
                       .with_offset(i));
     }
   }
   if (static_cast<std::uint64_t>(position_) + tokens.size() > model_.max_positions) {
-    return fail(Error(ErrorCode::kLimitExceeded,
-                      "context full: " + std::to_string(position_) + " cached + " +
-                          std::to_string(tokens.size()) + " new positions exceed " +
-                          std::to_string(model_.max_positions)));
+    return fail(Error(ErrorCode::kLimitExceeded, "context full: " + std::to_string(position_) +
+                                                     " cached + " + std::to_string(tokens.size()) +
+                                                     " new positions exceed " +
+                                                     std::to_string(model_.max_positions)));
   }
   EREDU_TRY(auto logits, model_.llama->forward(backend, cache_, tokens, position_));
   position_ += static_cast<std::uint32_t>(tokens.size());

@@ -15,8 +15,8 @@
 // then logits = Woutput * norm(x) of the last token. Rotary is applied as GGUF stores Q/K
 // (interleaved pairs, llama.cpp rope type NORM).
 
-#include <concepts>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -47,18 +47,17 @@ inline constexpr OperatorCapabilities kLlamaRequiredOperators{};
 
 template <typename B>
 struct LlamaLayer {
-  typename B::parameter attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate,
-      ffn_up, ffn_down;
+  typename B::parameter attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up,
+      ffn_down;
 };
 
 template <typename B>
 class LlamaModel {
  public:
   // Checks B's operators first (before anything is built), then declares every slot of `schema`.
-  [[nodiscard]] static Result<LlamaModel> declare(const LlamaConfig& config,
-                                                  const std::vector<ParameterSchema>& schema)
-    requires LlamaBackend<B>
-  {
+  [[nodiscard]] static Result<LlamaModel> declare(
+      const LlamaConfig& config,
+      const std::vector<ParameterSchema>& schema) requires LlamaBackend<B> {
     EREDU_TRY_VOID(require_operators(kLlamaRequiredOperators, B::operator_capabilities));
     EREDU_TRY_VOID(validate_llama_config(config));
     LlamaModel m;
@@ -105,20 +104,18 @@ class LlamaModel {
 
   // Runs `tokens` at positions [first_position, first_position + n) through the model, appending
   // their keys/values to `cache`; returns the last token's logits [1, n_vocab].
-  [[nodiscard]] Result<typename B::tensor> forward(const B& b, typename B::kv_cache& cache,
-                                                   std::span<const std::uint32_t> tokens,
-                                                   std::uint32_t first_position) const
-    requires LlamaBackend<B>
-  {
+  [[nodiscard]] Result<typename B::tensor> forward(
+      const B& b, typename B::kv_cache& cache, std::span<const std::uint32_t> tokens,
+      std::uint32_t first_position) const requires LlamaBackend<B> {
     const LlamaConfig& c = config_;
     auto w = [](const typename B::parameter& p) -> const typename B::weight& {
       return B::parameter_weight(p);
     };
     const RmsNormSpec norm{c.rms_eps};
-    const RotarySpec rope_q{c.n_head, c.head_dim, c.n_rot, c.rope_freq_base, c.rope_freq_scale,
-                            RotaryLayout::kInterleaved};
-    const RotarySpec rope_k{c.n_head_kv, c.head_dim, c.n_rot, c.rope_freq_base,
-                            c.rope_freq_scale, RotaryLayout::kInterleaved};
+    const RotarySpec rope_q{c.n_head,         c.head_dim,        c.n_rot,
+                            c.rope_freq_base, c.rope_freq_scale, RotaryLayout::kInterleaved};
+    const RotarySpec rope_k{c.n_head_kv,      c.head_dim,        c.n_rot,
+                            c.rope_freq_base, c.rope_freq_scale, RotaryLayout::kInterleaved};
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
     EREDU_TRY(auto x, b.embedding(w(token_embd_), tokens));

@@ -23,17 +23,16 @@ namespace eredu::model::llama {
 enum class TensorClass : std::uint8_t { kVector, kMatrix };
 
 struct ParameterSchema {
-  std::string id;                        // the parameter's stable id (its GGUF tensor name)
-  std::vector<std::uint64_t> shape;      // expected shape
+  std::string id;                    // the parameter's stable id (its GGUF tensor name)
+  std::vector<std::uint64_t> shape;  // expected shape
   TensorClass tensor_class = TensorClass::kMatrix;
   checkpoint::DerivedWeightRecipe recipe;  // how to build it (owners only)
-  std::optional<std::string> alias_of;   // set: share the weight of that parameter instead
+  std::optional<std::string> alias_of;     // set: share the weight of that parameter instead
 };
 
 // Parameter ids of layer `layer`.
 struct LayerNames {
-  std::string attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up,
-      ffn_down;
+  std::string attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down;
 };
 [[nodiscard]] LayerNames layer_names(std::uint32_t layer);
 

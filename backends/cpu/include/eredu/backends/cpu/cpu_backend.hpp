@@ -198,7 +198,8 @@ class CpuSession {
   using observation = std::vector<float>;  // those logits on the host
   using completion = CpuReadyCompletion;
 
-  CpuSession(CpuModel model, CpuKvCache cache) : model_(std::move(model)), cache_(std::move(cache)) {}
+  CpuSession(CpuModel model, CpuKvCache cache)
+      : model_(std::move(model)), cache_(std::move(cache)) {}
 
   [[nodiscard]] SessionCapabilities capabilities() const noexcept {
     return CpuBackend::realized_session_capabilities();
