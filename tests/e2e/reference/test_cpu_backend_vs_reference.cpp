@@ -37,6 +37,15 @@ using eredu::testing::reference::load_greedy_cases;
 using eredu::testing::reference::ReferenceLlama;
 
 constexpr double kLogitRelativeTolerance = 1e-4;
+constexpr std::uint32_t kContextLength = 256;  // > the longest prompt + 128 generated tokens
+
+// One thread (the numbers do not depend on it: the kernels are bit-identical across thread counts,
+// tests/unit/cpu_ops) and a KV cache sized for the longest case, to keep the test quick.
+CpuLoadOptions load_options() {
+  CpuLoadOptions options;
+  options.context_length = kContextLength;
+  return options;
+}
 
 // The CPU backend's logits, teacher-forced through `c`: the prompt in one prefill, then each
 // generated token but the last in one decode. Row r holds the logits after input position r;
@@ -44,6 +53,7 @@ constexpr double kLogitRelativeTolerance = 1e-4;
 template <typename Runtime>
 std::vector<std::vector<float>> cpu_teacher_forced_logits(Runtime& runtime, const GreedyCase& c) {
   std::vector<std::vector<float>> rows(c.prompt_tokens.size() - 1);
+  EXPECT_LE(c.prompt_tokens.size() + c.generated_tokens.size(), kContextLength);
   EXPECT_TRUE(runtime.session_mut().truncate(0).has_value());
   std::vector<std::uint32_t> prompt(c.prompt_tokens.begin(), c.prompt_tokens.end());
   auto sub = runtime.prefill(std::move(prompt));
@@ -93,7 +103,7 @@ TEST(CpuBackendVsFloat64Reference, Stories260KLogitsAgreeWithin1e4RelativeOnAllF
   const auto cases = load_greedy_cases(json_path);
   ASSERT_EQ(cases.size(), 5u);
   auto runtime =
-      eredu::runtime::load_model(CpuBackend(CpuBackendOptions{2}), model_path, CpuLoadOptions{});
+      eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), model_path, load_options());
   ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
 
   double worst = 0.0;
@@ -154,7 +164,7 @@ TEST_P(CpuBackendOnQuantizedModels, TeacherForcedLogprobsMatchLlamaCppAndLogitsM
   const auto cases = load_greedy_cases(json_path);
   ASSERT_EQ(cases.size(), 5u);
   auto runtime =
-      eredu::runtime::load_model(CpuBackend(CpuBackendOptions{2}), model_path, CpuLoadOptions{});
+      eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), model_path, load_options());
   ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
 
   const ReferenceLlama reference = ReferenceLlama::load(model_path);

@@ -45,7 +45,7 @@ constexpr double kClearMargin = 0.5;
 
 class ReferenceOnQuantizedWeights : public ::testing::TestWithParam<QuantizedCase> {};
 
-TEST_P(ReferenceOnQuantizedWeights, StaysWithinTheReadmeToleranceOfLlamaCppTeacherForced) {
+TEST_P(ReferenceOnQuantizedWeights, StaysWithinThePerFileToleranceOfLlamaCppTeacherForced) {
   const QuantizedCase& q = GetParam();
   const auto model_path = models_dir() / (std::string(q.name) + ".gguf");
   const auto json_path = reference_dir() / (std::string(q.name) + "-greedy.json");
