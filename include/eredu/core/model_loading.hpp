@@ -22,6 +22,9 @@ struct ArtifactInspection {
   ArtifactFormat format = ArtifactFormat::kGguf;
   std::string architecture;  // the normalized family name, e.g. "llama"
   std::shared_ptr<const checkpoint::TensorCatalog> tensors;  // the header-only tensor catalog
+  // The checkpoint opened headers-only (the "GGUF handle" of the design): metadata is read from
+  // it, payload only later through bounded leases. Null for inspections made without a source.
+  std::shared_ptr<const checkpoint::CheckpointSource> source;
 };
 
 // What the caller's load options demand of the backend. Admission fails closed: a session

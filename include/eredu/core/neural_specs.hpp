@@ -28,6 +28,7 @@ struct RotarySpec {
   std::uint32_t head_dim = 0;
   std::uint32_t rotated_dims = 0;  // even, <= head_dim
   float frequency_base = 10000.0f;
+  float frequency_scale = 1.0f;  // linear position scaling: 1 / (rope scaling factor)
   RotaryLayout layout = RotaryLayout::kInterleaved;
 
   [[nodiscard]] Result<void> validate() const {
@@ -38,6 +39,9 @@ struct RotarySpec {
       return fail(ErrorCode::kInvalidArgument,
                   "rotary: rotated_dims must be even, positive and at most head_dim (" +
                       std::to_string(rotated_dims) + " of " + std::to_string(head_dim) + ")");
+    }
+    if (!(frequency_scale > 0.0f)) {
+      return fail(ErrorCode::kInvalidArgument, "rotary: frequency_scale must be positive");
     }
     if (!(frequency_base > 0.0f)) {
       return fail(ErrorCode::kInvalidArgument, "rotary: frequency_base must be positive");

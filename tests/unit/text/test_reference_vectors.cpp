@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eredu/text/streaming_detokenizer.hpp"
@@ -159,6 +160,34 @@ TEST(LlamaSpmVectors, InvalidUtf8EncodesToIdsInRangeWithoutError) {
     for (TokenId id : *ids)
       ASSERT_TRUE(tokenizer->check_token(id).has_value());
   }
+}
+
+TEST(LlamaSpmVectors, OneTokenizerEncodesTheVectorsFromFourThreadsAtOnceWithTheSameResults) {
+  // A Tokenizer is immutable: sessions share one. Run under TSan in CI to catch races.
+  const auto dir = eredu::testing::testdata_dir() / "vocab";
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf");
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.inp");
+  EREDU_REQUIRE_SHARED_PATH(dir / "ggml-vocab-llama-spm.gguf.out");
+  const auto tokenizer = load(dir / "ggml-vocab-llama-spm.gguf");
+  ASSERT_NE(tokenizer, nullptr);
+  const auto inputs = split_inputs(read_all(dir / "ggml-vocab-llama-spm.gguf.inp"));
+  const auto outputs = read_outputs(dir / "ggml-vocab-llama-spm.gguf.out");
+  ASSERT_EQ(inputs.size(), outputs.size());
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < mismatches.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10; ++round) {
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+          const auto ids = tokenizer->encode(inputs[i], {.add_bos = false});
+          if (!ids || *ids != outputs[i]) ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }
 
 class Stories260K : public ::testing::Test {

@@ -1,0 +1,94 @@
+#pragma once
+// Value types of CpuBackend: activations, weights, the KV cache, completions and options.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "eredu/core/dtype.hpp"
+#include "eredu/core/error.hpp"
+#include "eredu/core/neural_specs.hpp"
+#include "eredu/core/result.hpp"
+
+namespace eredu::cpu {
+
+// An activation: a row-major [rows, cols] F32 matrix in host memory.
+struct CpuTensor {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::vector<float> data;
+
+  [[nodiscard]] std::span<const float> row(std::size_t r) const noexcept {
+    return {data.data() + r * cols, cols};
+  }
+};
+
+// A weight in its checkpoint encoding (packed blocks stay packed: the lease's bytes are copied
+// once, as they are, into storage owned by the weight and shared by aliases — never densified).
+// The same type serves as the parameter slot: an unbound slot has its expected `shape`, a `name`
+// and no storage (MLX-style: parameter = materialized weight = weight).
+struct CpuWeight {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<std::uint64_t> shape;  // row-major, outermost first: [rows, cols] or [n]
+  std::shared_ptr<const std::vector<std::byte>> storage;
+
+  [[nodiscard]] bool bound() const noexcept { return storage != nullptr; }
+  [[nodiscard]] const void* data() const noexcept { return storage ? storage->data() : nullptr; }
+  [[nodiscard]] std::size_t rows() const noexcept {
+    return shape.size() == 2 ? static_cast<std::size_t>(shape[0]) : 1;
+  }
+  [[nodiscard]] std::size_t cols() const noexcept {
+    return shape.empty() ? 0 : static_cast<std::size_t>(shape.back());
+  }
+};
+
+// Element type of the KV cache.
+enum class KvCacheType : std::uint8_t { kF32, kF16 };
+
+// One session's KV cache in host memory: per layer, max_positions rows of kv_heads * head_dim,
+// keys and values separately, F32 or F16.
+struct CpuKvCache {
+  KvCacheSpec spec;
+  DType dtype = DType::kF32;
+  std::vector<std::byte> keys;
+  std::vector<std::byte> values;
+
+  [[nodiscard]] std::size_t row_elements() const noexcept {
+    return static_cast<std::size_t>(spec.kv_heads) * spec.head_dim;
+  }
+  [[nodiscard]] std::size_t element_bytes() const noexcept { return dtype == DType::kF16 ? 2 : 4; }
+  [[nodiscard]] std::size_t layer_bytes() const noexcept {
+    return row_elements() * spec.max_positions * element_bytes();
+  }
+};
+
+// The CPU computes synchronously: when prefill/decode return, the work is done, so a completion
+// is born complete. It still observes only its own submission (exact by construction).
+class CpuReadyCompletion {
+ public:
+  using error_type = Error;
+  CpuReadyCompletion() = default;
+  CpuReadyCompletion(CpuReadyCompletion&&) noexcept = default;
+  CpuReadyCompletion& operator=(CpuReadyCompletion&&) noexcept = default;
+  CpuReadyCompletion(const CpuReadyCompletion&) = delete;
+  CpuReadyCompletion& operator=(const CpuReadyCompletion&) = delete;
+  [[nodiscard]] Result<bool> is_complete() { return true; }
+  [[nodiscard]] Result<void> wait() { return ok(); }
+};
+
+// How the CPU backend instance runs (it owns its thread pool).
+struct CpuBackendOptions {
+  std::size_t threads = 0;  // 0: all hardware threads
+};
+
+// What the caller asks of one model load.
+struct CpuLoadOptions {
+  KvCacheType kv_cache_type = KvCacheType::kF32;
+  std::uint32_t context_length = 0;  // KV cache positions; 0: the model's training context
+};
+
+}  // namespace eredu::cpu
