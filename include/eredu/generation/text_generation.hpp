@@ -44,6 +44,8 @@ struct TextGenerationRequest {
   std::vector<TokenId> prompt{};  // token ids, BOS included when the model wants one
   SamplingConfig sampling = SamplingConfig::greedy();
   std::vector<std::string> stop_strings{};
+  // End-of-generation ids besides those the backend reports (e.g. the tokenizer's EOS and EOT).
+  std::vector<TokenId> eos_ids{};
   bool ignore_eos = false;  // keep generating past EOS ids
   std::int64_t max_tokens =
       SequenceOptions::kUnlimited;  // 0 = none, -1 = until the context is full
@@ -101,6 +103,11 @@ class TextGeneration {
     if (!request.ignore_eos) {
       for (const std::uint32_t id : limits.end_of_generation_ids) {
         options.eos_ids.push_back(static_cast<TokenId>(id));
+      }
+      for (const TokenId id : request.eos_ids) {
+        if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) == options.eos_ids.end()) {
+          options.eos_ids.push_back(id);
+        }
       }
     }
     options.max_tokens = request.max_tokens;
