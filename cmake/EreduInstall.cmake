@@ -4,8 +4,11 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(backend IN LISTS EREDU_BACKEND_NAMES)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/${backend}/include/
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  # A backend may have no public headers yet; installing a missing folder fails at install time.
+  if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/backends/${backend}/include)
+    install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/${backend}/include/
+            DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  endif()
 endforeach()
 
 install(TARGETS eredu_core eredu_eredu ${EREDU_BACKEND_TARGETS}

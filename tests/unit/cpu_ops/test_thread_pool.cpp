@@ -130,6 +130,13 @@ TEST(ThreadPool, ZeroThreadsMeansTheCallerAlone) {
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
+TEST(ThreadPool, AcceptsALambdaPassedDirectly) {
+  ThreadPool pool(2);
+  std::atomic<std::size_t> total{0};
+  pool.parallel_for(100, [&](std::size_t b, std::size_t e) { total.fetch_add(e - b); });
+  EXPECT_EQ(total.load(), 100U);
+}
+
 TEST(ThreadPool, NullPoolHelperRunsTheWholeRangeInline) {
   std::size_t seen_begin = 99;
   std::size_t seen_end = 0;

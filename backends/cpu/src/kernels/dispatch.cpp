@@ -46,8 +46,9 @@ constexpr KernelTable make_table(Isa isa) {
   };
 }
 
-const KernelTable kGenericTable = make_table<detail::vec_ops_generic>(Isa::kGeneric);
-const KernelTable kAvx2Table = make_table<detail::vec_ops_avx2>(Isa::kAvx2);
+// constexpr: constant-initialized, so kernels() works even from other static initializers.
+constexpr KernelTable kGenericTable = make_table<detail::vec_ops_generic>(Isa::kGeneric);
+constexpr KernelTable kAvx2Table = make_table<detail::vec_ops_avx2>(Isa::kAvx2);
 
 }  // namespace
 

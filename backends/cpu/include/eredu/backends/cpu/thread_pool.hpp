@@ -25,16 +25,19 @@
 namespace eredu::cpu {
 
 // A non-owning reference to a callable `void(std::size_t begin, std::size_t end)`. Cheap to copy;
-// the referenced callable must outlive the call it is passed to.
+// the referenced callable must outlive every call made through it. Passing a lambda straight to
+// parallel_for is fine: the temporary lives until parallel_for returns, and parallel_for returns
+// only when all work is done.
 class RangeFn {
  public:
   template <typename F>
   requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn> &&
-           std::is_invocable_v<F&, std::size_t, std::size_t>) RangeFn(F& fn)
+           std::is_invocable_v<std::remove_reference_t<F>&, std::size_t, std::size_t>)
+      RangeFn(F&& fn)
   noexcept  // NOLINT(google-explicit-constructor): used like a function parameter
-      : object_(static_cast<void*>(std::addressof(fn))),
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(fn)))),
         call_([](void* object, std::size_t begin, std::size_t end) {
-          (*static_cast<F*>(object))(begin, end);
+          (*static_cast<std::remove_reference_t<F>*>(object))(begin, end);
         }) {}
 
   // An empty reference; calling it is a precondition violation.
