@@ -105,7 +105,8 @@ class TextGeneration {
         options.eos_ids.push_back(static_cast<TokenId>(id));
       }
       for (const TokenId id : request.eos_ids) {
-        if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) == options.eos_ids.end()) {
+        if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) ==
+            options.eos_ids.end()) {
           options.eos_ids.push_back(id);
         }
       }

@@ -36,9 +36,8 @@ Result<TokenSubmission> sample_last(CpuSamplerState& state, const CpuTensor& log
 }  // namespace
 
 TextGenerationLimits CpuBackend::text_limits(const runtime::ModelRuntime<CpuBackend>& runtime) {
-  return TextGenerationLimits{runtime.session().max_positions(),
-                              runtime.session().config().n_vocab,
-                              {}};
+  return TextGenerationLimits{
+      runtime.session().max_positions(), runtime.session().config().n_vocab, {}};
 }
 
 Result<CpuTextState> CpuBackend::start_text_generation(const CpuBackend& /*backend*/,

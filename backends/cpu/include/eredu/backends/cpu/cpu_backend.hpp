@@ -65,7 +65,8 @@ struct CpuTextToken {
   std::uint32_t id = 0;
   [[nodiscard]] Result<std::uint32_t> token_id() const { return id; }
 };
-struct CpuSamplerState;  // the sampler lives in the .cpp (backend headers never include generation/)
+struct CpuSamplerState;  // the sampler lives in the .cpp (backend headers never include
+                         // generation/)
 class CpuTextState {
  public:
   explicit CpuTextState(std::unique_ptr<CpuSamplerState> state);
