@@ -27,11 +27,13 @@
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/backends/cpu/cpu_plan_factory.hpp"
 #include "eredu/checkpoint/gguf_source.hpp"
 #include "eredu/generation/text_generation.hpp"
 #include "eredu/plan/execution_plan.hpp"
 #include "eredu/plan/execution_plan_json.hpp"
 #include "eredu/runtime/load_model.hpp"
+#include "eredu/runtime/plan_realization.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
 
 namespace {
@@ -102,57 +104,19 @@ eredu::Result<std::string> resolve_backend(const std::string& requested) {
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
 
-// The plan for this run: --plan FILE, or the CPU plan for the first device. The plan must name
-// the chosen backend, one of its devices, and capabilities that device has; checked before any
-// weight is read.
+// The plan for this run: --plan FILE, or the plan for the factory's first device.
 eredu::Result<eredu::plan::ExecutionPlan> make_plan(const Options& options,
-                                                    const eredu::cpu::CpuBackend& backend) {
-  EREDU_TRY(const std::vector<eredu::DeviceReport> devices, backend.devices());
-  if (devices.empty())
+                                                    const eredu::cpu::CpuPlanFactory& factory) {
+  if (options.plan_file) return eredu::plan::read_execution_plan_file(*options.plan_file);
+  auto hardware = factory.discover_hardware();
+  if (!hardware) return eredu::fail(hardware.error().cause());
+  if (hardware->devices.empty()) {
     return eredu::fail(eredu::ErrorCode::kNotFound, "the CPU backend found no device");
-  if (!options.plan_file) {
-    EREDU_TRY(eredu::BackendId id, eredu::BackendId::create(backend.descriptor().name));
-    EREDU_TRY(eredu::plan::DevicePlan device,
-              eredu::plan::DevicePlan::create(std::move(id), devices.front().descriptor.id));
-    return eredu::plan::ExecutionPlan::create(std::move(device));
   }
-  EREDU_TRY(eredu::plan::ExecutionPlan plan,
-            eredu::plan::read_execution_plan_file(*options.plan_file));
-  const std::string& named = plan.device().backend().value();
-  if (named != backend.descriptor().name) {
-    return eredu::fail(eredu::Error(eredu::ErrorCode::kInvalidArgument,
-                                    "the plan names backend '" + named + "' but this run uses '" +
-                                        backend.descriptor().name + "'")
-                           .with_subject("device.backend")
-                           .with_path(*options.plan_file));
-  }
-  const eredu::DeviceReport* report = nullptr;
-  for (const auto& candidate : devices) {
-    if (candidate.descriptor.id == plan.device().device()) report = &candidate;
-  }
-  if (report == nullptr) {
-    return eredu::fail(
-        eredu::Error(eredu::ErrorCode::kNotFound, "the plan's device '" + plan.device().device() +
-                                                      "' is not present (the CPU backend has '" +
-                                                      devices.front().descriptor.id + "')")
-            .with_subject("device.device")
-            .with_path(*options.plan_file));
-  }
-  if (auto caps = plan.validate_device_capabilities(report->capabilities); !caps) {
-    return eredu::fail(std::move(caps).error().with_path(*options.plan_file));
-  }
-  if (auto caps = plan.validate_session_capabilities(
-          eredu::cpu::CpuBackend::realized_session_capabilities());
-      !caps) {
-    return eredu::fail(std::move(caps).error().with_path(*options.plan_file));
-  }
-  if (plan.drafting().is_external()) {
-    return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported,
-                                    "external drafting is not supported by eredu-run yet")
-                           .with_subject("drafting")
-                           .with_path(*options.plan_file));
-  }
-  return plan;
+  EREDU_TRY(eredu::plan::DevicePlan device,
+            eredu::plan::DevicePlan::create(factory.backend_id(),
+                                            hardware->devices.front().descriptor.id));
+  return eredu::plan::ExecutionPlan::create(std::move(device));
 }
 
 double ms(double seconds) {
@@ -172,9 +136,17 @@ int run(const Options& options) {
     return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());
   }
 
-  eredu::cpu::CpuBackend backend(eredu::cpu::CpuBackendOptions{options.threads});
-  auto plan = make_plan(options, backend);
+  // The plan is checked against the backend (id, device, capabilities, drafting) before any
+  // weight byte is read; the realized backend and load options then load the model.
+  const eredu::cpu::CpuPlanFactory factory(eredu::cpu::CpuBackendOptions{options.threads});
+  auto plan = make_plan(options, factory);
   if (!plan) return error_exit(plan.error().what());
+  auto target = eredu::runtime::realize_execution_plan_target(factory, *plan);
+  if (!target) {
+    return error_exit(target.error().what() +
+                      (options.plan_file ? " (plan " + *options.plan_file + ")" : std::string()));
+  }
+  eredu::cpu::CpuBackend& backend = target->backend;
   if (options.print_plan) {
     std::printf("%s\n", eredu::plan::execution_plan_to_json_string(*plan).c_str());
     return 0;
@@ -194,7 +166,7 @@ int run(const Options& options) {
   std::fprintf(stderr, "eredu-run: tokenizer: %zu tokens; materializing weights\n",
                (*tokenizer)->vocab_size());
   auto runtime =
-      eredu::runtime::load_model(std::move(backend), options.model, eredu::cpu::CpuLoadOptions{});
+      eredu::runtime::load_model(std::move(backend), options.model, target->load_options);
   if (!runtime) return error_exit(runtime.error().what());
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
