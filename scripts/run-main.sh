@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what eredu needs, builds it (Release) and runs the main job. Until the generation
-# runtime lands, the main job is `eredu-inspect` on the stories260K model: container, metadata,
-# tensor table and validation verdict of a real GGUF checkpoint.
+# Installs what eredu needs, builds it (Release) and runs the main job: `eredu-run` generates a
+# TinyStories story with the stories260K model on the CPU backend (the text streams to stdout,
+# load progress and prompt / generation speed to stderr).
 #
-#   scripts/run-main.sh                 inspect $EREDU_MODELS_DIR/stories260K.gguf
-#   scripts/run-main.sh PATH [--json]   inspect another GGUF / SafeTensors file or model folder
+#   scripts/run-main.sh                 eredu-run -m $EREDU_MODELS_DIR/stories260K.gguf
+#                                                 -p "Once upon a time" -n 256 -t 2
+#   scripts/run-main.sh ARGS...         eredu-run with your own arguments (see eredu-run --help)
 #
 # Environment:
 #   EREDU_SHARED_DIR   the shared data folder (default: ../shared beside the project)
@@ -25,7 +26,7 @@ bash scripts/install-deps.sh
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEREDU_BUILD_EXAMPLES=ON \
   "${extra_cmake_args[@]}"
-cmake --build "$build_dir" -j "$jobs" --target eredu-inspect
+cmake --build "$build_dir" -j "$jobs" --target eredu-run eredu-inspect
 
 shared_dir=${EREDU_SHARED_DIR:-$root/../shared}
 models_dir=${EREDU_MODELS_DIR:-$shared_dir/models}
@@ -36,7 +37,7 @@ if (($# == 0)); then
     echo "tinyllamas/stories260K.gguf on Hugging Face) or set EREDU_MODELS_DIR." >&2
     exit 1
   fi
-  set -- "$model"
+  set -- -m "$model" -p "Once upon a time" -n 256 -t 2 --seed 42
 fi
 
-exec "$build_dir/bin/eredu-inspect" "$@"
+exec "$build_dir/bin/eredu-run" "$@"

@@ -17,6 +17,7 @@ Result<ArtifactInspection> inspect_artifact(const std::filesystem::path& path) {
   inspection.tensors = std::shared_ptr<const checkpoint::TensorCatalog>(source, &source->catalog());
   if (const auto* gguf = dynamic_cast<const checkpoint::GgufCheckpointSource*>(source.get())) {
     inspection.format = ArtifactFormat::kGguf;
+    inspection.gguf = std::shared_ptr<const checkpoint::GgufContents>(source, &gguf->primary());
     if (gguf->primary().find_metadata("general.architecture") == nullptr) {
       return fail(Error(ErrorCode::kUnsupported, "general.architecture is missing")
                       .with_subject("general.architecture")

@@ -16,3 +16,4 @@
 #include "eredu/core/concepts/model_loading_backend.hpp"
 #include "eredu/core/concepts/neural_backend.hpp"
 #include "eredu/core/concepts/parameter_backend.hpp"
+#include "eredu/core/concepts/text_generation_backend.hpp"

@@ -12,6 +12,10 @@
 #include "eredu/core/capabilities.hpp"
 #include "eredu/core/result.hpp"
 
+namespace eredu::checkpoint {
+class GgufContents;
+}
+
 namespace eredu {
 
 enum class ArtifactFormat : std::uint8_t { kGguf, kSafetensors };
@@ -25,6 +29,8 @@ struct ArtifactInspection {
   // The checkpoint opened headers-only (the "GGUF handle" of the design): metadata is read from
   // it, payload only later through bounded leases. Null for inspections made without a source.
   std::shared_ptr<const checkpoint::CheckpointSource> source;
+  // For GGUF: the primary shard's parsed header and metadata (configuration is read from it).
+  std::shared_ptr<const checkpoint::GgufContents> gguf;
 };
 
 // What the caller's load options demand of the backend. Admission fails closed: a session

@@ -2,8 +2,9 @@
 // ExecutionPlan: the one authority after planning. A plain, validated value type: the only way to
 // build one is `ExecutionPlan::create`, which runs every structural check, so a plan that exists is
 // structurally valid (a JSON reader must go through `create` too). This is the first-mirror subset
-// of upstream's plan (schema 1): device, drafting, shard bound and required capabilities;
-// topology, residency and weight transformation arrive with the planner.
+// of upstream's plan (schema 1): device, residency (fully resident only), drafting, shard bound and
+// required capabilities; topology, bounded residency and weight transformation arrive with the
+// planner. The JSON form is in execution_plan_json.hpp.
 
 #include <cstdint>
 #include <string>
@@ -68,6 +69,25 @@ class DraftingPlan {
   std::string model_;
 };
 
+// Where the weights live while the model runs. Only "fully resident" (every weight on the planned
+// device for the whole run) exists in schema 1; upstream's layerwise-host and disk-streaming
+// residencies are rejected by the JSON reader as unsupported.
+class ResidencyPlan {
+ public:
+  enum class Kind : std::uint8_t { kFullyResident };
+
+  [[nodiscard]] static ResidencyPlan fully_resident() noexcept {
+    return ResidencyPlan(Kind::kFullyResident);
+  }
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+
+  friend bool operator==(const ResidencyPlan&, const ResidencyPlan&) = default;
+
+ private:
+  explicit ResidencyPlan(Kind kind) noexcept : kind_(kind) {}
+  Kind kind_;
+};
+
 inline constexpr std::uint32_t kExecutionPlanSchemaVersion = 1;
 inline constexpr std::uint32_t kDefaultMaxCachedShards = 4;
 
@@ -77,6 +97,7 @@ struct ExecutionPlanOptions {
   DeviceCapabilities required_device_capabilities{};
   SessionCapabilities required_session_capabilities{};
   std::uint32_t max_cached_shards = kDefaultMaxCachedShards;  // > 0
+  ResidencyPlan residency = ResidencyPlan::fully_resident();
 };
 
 class ExecutionPlan {
@@ -104,6 +125,7 @@ class ExecutionPlan {
   }
   [[nodiscard]] const DevicePlan& device() const noexcept { return device_; }
   [[nodiscard]] const DraftingPlan& drafting() const noexcept { return options_.drafting; }
+  [[nodiscard]] const ResidencyPlan& residency() const noexcept { return options_.residency; }
   [[nodiscard]] std::uint32_t max_cached_shards() const noexcept {
     return options_.max_cached_shards;
   }
@@ -112,6 +134,32 @@ class ExecutionPlan {
   }
   [[nodiscard]] const SessionCapabilities& required_session_capabilities() const noexcept {
     return options_.required_session_capabilities;
+  }
+
+  // Re-runs the structural checks of `create` (and of the parts' constructors). A plan is built
+  // valid, so this fails only if a later schema change lets an invalid one through; the
+  // realization wrappers call it anyway, as upstream's do.
+  [[nodiscard]] Result<void> validate_structure() const {
+    EREDU_TRY(const ExecutionPlan checked, create(device_, options_, kExecutionPlanSchemaVersion));
+    (void)checked;
+    if (device_.device().empty()) {
+      return fail(Error(ErrorCode::kInvalidArgument, "a device plan must name a device")
+                      .with_subject("device"));
+    }
+    if (options_.drafting.is_external() && options_.drafting.external_model().empty()) {
+      return fail(Error(ErrorCode::kInvalidArgument, "external drafting must name a draft model")
+                      .with_subject("drafting.model"));
+    }
+    return ok();
+  }
+
+  friend bool operator==(const ExecutionPlan& a, const ExecutionPlan& b) {
+    const ExecutionPlanOptions& x = a.options_;
+    const ExecutionPlanOptions& y = b.options_;
+    return a.device_ == b.device_ && x.drafting == y.drafting &&
+           x.required_device_capabilities == y.required_device_capabilities &&
+           x.required_session_capabilities == y.required_session_capabilities &&
+           x.max_cached_shards == y.max_cached_shards && x.residency == y.residency;
   }
 
   // Fails with kCapabilityMissing naming the first required device capability `available` lacks.

@@ -30,20 +30,19 @@ Result<CpuSelectedPreparation> CpuBackend::select_preparation(const ArtifactInsp
                                                    "' is not supported (llama, mistral)")
                     .with_subject("general.architecture"));
   }
-  const auto* gguf = dynamic_cast<const checkpoint::GgufCheckpointSource*>(inspection.source.get());
-  if (gguf == nullptr) {
+  if (inspection.gguf == nullptr || inspection.source == nullptr) {
     return fail(ErrorCode::kUnsupported, "cpu backend: the llama family loads from GGUF only");
   }
-  const checkpoint::TensorCatalog& catalog = gguf->catalog();
+  const checkpoint::TensorCatalog& catalog = inspection.source->catalog();
   const checkpoint::TensorMetadata* embd = catalog.find(::eredu::model::llama::kTokenEmbd);
   EREDU_TRY(auto config,
             ::eredu::model::llama::read_llama_config(
-                gguf->primary(), embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
+                *inspection.gguf, embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
   EREDU_TRY(auto schema, ::eredu::model::llama::llama_schema(config, catalog));
   // Fail closed: every owner must be runnable here before any payload is read.
   for (const auto& p : schema) {
     if (p.alias_of) continue;
-    EREDU_TRY_VOID(preflight_recipe(p.recipe, *gguf));
+    EREDU_TRY_VOID(preflight_recipe(p.recipe, *inspection.source));
   }
   CpuSelectedPreparation selected;
   selected.max_positions =

@@ -81,6 +81,11 @@ class LlamaModel {
 
   [[nodiscard]] const LlamaConfig& config() const noexcept { return config_; }
 
+  // The slot named `id`, or nullptr (tests and tools; linear in the number of parameters).
+  [[nodiscard]] const typename B::parameter* find_parameter(std::string_view id) const {
+    return const_cast<LlamaModel*>(this)->slot(id);
+  }
+
   // Calls f(id, parameter&) for every slot, in schema order.
   template <typename F>
   void visit_parameters(F&& f) {

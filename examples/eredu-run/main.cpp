@@ -1,0 +1,287 @@
+// eredu-run: generate text with a GGUF model.
+//
+//   eredu-run -m MODEL (-p PROMPT | -f FILE | -f -) [-n N] [--temp T] [--top-k K] [--top-p P]
+//             [--min-p P] [--repeat-penalty R] [--seed S] [--ignore-eos] [-t THREADS]
+//             [--backend cpu|vulkan|cuda|auto] [--plan FILE] [--print-plan] [--json]
+//
+// The prompt and the generated text stream to stdout; load progress and the prompt / generation
+// speed (tokens/s) go to stderr. --json prints one JSON object instead (prompt_tokens,
+// generated_tokens, text, finish_reason, timings). --print-plan prints the execution plan as JSON
+// and exits without reading any weight. Ctrl-C stops generation after the current token.
+// Exit codes: 0 success, 2 bad input (arguments, prompt, plan, model file) or a failed run.
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/backends/cpu/cpu_plan_factory.hpp"
+#include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/generation/text_generation.hpp"
+#include "eredu/plan/execution_plan.hpp"
+#include "eredu/plan/execution_plan_json.hpp"
+#include "eredu/runtime/load_model.hpp"
+#include "eredu/runtime/plan_realization.hpp"
+#include "eredu/text/gguf_tokenizer.hpp"
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+struct Options {
+  std::string model;
+  std::optional<std::string> prompt;
+  std::optional<std::string> prompt_file;
+  std::int64_t n_predict = -1;
+  eredu::generation::SamplingConfig sampling;
+  bool ignore_eos = false;
+  std::size_t threads = 0;
+  std::string backend = "auto";
+  std::optional<std::string> plan_file;
+  bool print_plan = false;
+  bool json = false;
+};
+
+int error_exit(const std::string& message) {
+  std::fprintf(stderr, "eredu-run: error: %s\n", message.c_str());
+  return kExitBadInput;
+}
+
+// The CLI flag a SamplingConfig field is set by (validation names the field).
+std::string flag_of(const std::string& field) {
+  if (field == "temperature") return "--temp";
+  if (field == "top_k") return "--top-k";
+  if (field == "top_p") return "--top-p";
+  if (field == "min_p") return "--min-p";
+  if (field == "repeat_penalty") return "--repeat-penalty";
+  return field;
+}
+
+std::atomic<eredu::generation::CancellationToken*> g_cancel{nullptr};
+extern "C" void on_interrupt(int /*signal*/) {
+  if (auto* cancel = g_cancel.load()) cancel->request_stop();
+}
+
+eredu::Result<std::string> read_prompt(const Options& options) {
+  if (options.prompt) return *options.prompt;
+  std::string text;
+  if (*options.prompt_file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    return text;
+  }
+  std::ifstream in(*options.prompt_file, std::ios::binary);
+  if (!in) {
+    return eredu::fail(eredu::Error(eredu::ErrorCode::kIo, "cannot read the prompt file")
+                           .with_path(*options.prompt_file));
+  }
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return text;
+}
+
+// The backend this binary runs for --backend (auto: the best one built in; only the CPU today).
+eredu::Result<std::string> resolve_backend(const std::string& requested) {
+  if (requested == "auto" || requested == "cpu") return std::string("cpu");
+  std::string why = "backend '" + requested + "' is not built into this eredu-run";
+#if defined(EREDU_HAVE_CUDA_BACKEND) || defined(EREDU_HAVE_VULKAN_BACKEND)
+  why += " (its text generation is not available yet)";
+#else
+  why += " (configure with -DEREDU_WITH_" + std::string(requested == "cuda" ? "CUDA" : "VULKAN") +
+         "=ON)";
+#endif
+  why += "; available: cpu, auto";
+  return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
+}
+
+// The plan for this run: --plan FILE, or the plan for the factory's first device.
+eredu::Result<eredu::plan::ExecutionPlan> make_plan(const Options& options,
+                                                    const eredu::cpu::CpuPlanFactory& factory) {
+  if (options.plan_file) return eredu::plan::read_execution_plan_file(*options.plan_file);
+  auto hardware = factory.discover_hardware();
+  if (!hardware) return eredu::fail(hardware.error().cause());
+  if (hardware->devices.empty()) {
+    return eredu::fail(eredu::ErrorCode::kNotFound, "the CPU backend found no device");
+  }
+  EREDU_TRY(eredu::plan::DevicePlan device,
+            eredu::plan::DevicePlan::create(factory.backend_id(),
+                                            hardware->devices.front().descriptor.id));
+  return eredu::plan::ExecutionPlan::create(std::move(device));
+}
+
+double ms(double seconds) {
+  return seconds * 1000.0;
+}
+
+int run(const Options& options) {
+  using eredu::generation::TokenId;
+  auto backend_name = resolve_backend(options.backend);
+  if (!backend_name) return error_exit(backend_name.error().what());
+  if (options.threads > 4096) return error_exit("-t: thread count must be at most 4096");
+  if (options.n_predict < -1) {
+    return error_exit("-n: must be -1 (until the context is full) or a count >= 0, got " +
+                      std::to_string(options.n_predict));
+  }
+  if (auto valid = options.sampling.validate(); !valid) {
+    return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());
+  }
+
+  // The plan is checked against the backend (id, device, capabilities, drafting) before any
+  // weight byte is read; the realized backend and load options then load the model.
+  const eredu::cpu::CpuPlanFactory factory(eredu::cpu::CpuBackendOptions{options.threads});
+  auto plan = make_plan(options, factory);
+  if (!plan) return error_exit(plan.error().what());
+  auto target = eredu::runtime::realize_execution_plan_target(factory, *plan);
+  if (!target) {
+    return error_exit(target.error().what() +
+                      (options.plan_file ? " (plan " + *options.plan_file + ")" : std::string()));
+  }
+  eredu::cpu::CpuBackend& backend = target->backend;
+  if (options.print_plan) {
+    std::printf("%s\n", eredu::plan::execution_plan_to_json_string(*plan).c_str());
+    return 0;
+  }
+
+  auto prompt_text = read_prompt(options);
+  if (!prompt_text) return error_exit(prompt_text.error().what());
+  if (prompt_text->empty()) return error_exit("invalid argument: empty prompt");
+
+  const auto load_start = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "eredu-run: loading %s on %s (%zu threads)\n", options.model.c_str(),
+               plan->device().device().c_str(), backend.threads());
+  auto gguf = eredu::checkpoint::GgufCheckpointSource::open(options.model);
+  if (!gguf) return error_exit(gguf.error().what());
+  auto tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
+  if (!tokenizer) return error_exit(tokenizer.error().what());
+  std::fprintf(stderr, "eredu-run: tokenizer: %zu tokens; materializing weights\n",
+               (*tokenizer)->vocab_size());
+  auto runtime =
+      eredu::runtime::load_model(std::move(backend), options.model, target->load_options);
+  if (!runtime) return error_exit(runtime.error().what());
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  std::fprintf(stderr, "eredu-run: loaded in %.1f ms (context %u positions)\n", ms(load_seconds),
+               runtime->session().max_positions());
+
+  auto prompt = (*tokenizer)->encode(*prompt_text, {.add_bos = true});
+  if (!prompt) return error_exit(prompt.error().what());
+
+  eredu::generation::TextGenerationRequest request;
+  request.prompt = *prompt;
+  request.sampling = options.sampling;
+  request.ignore_eos = options.ignore_eos;
+  request.max_tokens = options.n_predict;
+  const auto& special = (*tokenizer)->special_tokens();
+  for (const auto& id : {special.eos, special.eot, special.eom}) {
+    if (id) request.eos_ids.push_back(*id);
+  }
+  auto generation =
+      eredu::generation::TextGeneration<eredu::cpu::CpuBackend>::create(*runtime, request);
+  if (!generation) {
+    const std::string subject = generation.error().subject();
+    return error_exit(subject == "prompt" || subject.empty()
+                          ? generation.error().what()
+                          : flag_of(subject) + ": " + generation.error().message());
+  }
+
+  eredu::generation::CancellationToken cancel;
+  g_cancel.store(&cancel);
+  std::signal(SIGINT, on_interrupt);
+  if (!options.json) {
+    std::fwrite(prompt_text->data(), 1, prompt_text->size(), stdout);
+    std::fflush(stdout);
+  }
+  const auto piece_of = [&](TokenId id) { return (*tokenizer)->token_to_piece(id); };
+  auto result = generation->run(cancel, piece_of, [&](std::string_view text) {
+    if (options.json) return;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  std::signal(SIGINT, SIG_DFL);
+  g_cancel.store(nullptr);
+  if (!result) return error_exit(result.error().what());
+
+  const auto& t = result->timings;
+  const double prompt_tps = t.prompt_tokens_per_second(result->prompt_tokens);
+  const double gen_tps = t.generation_tokens_per_second();
+  if (options.json) {
+    nlohmann::json out{
+        {"prompt_tokens", *prompt},
+        {"generated_tokens", result->tokens},
+        {"text", result->text},
+        {"finish_reason", std::string(eredu::generation::to_string(result->finish_reason))},
+        {"timings",
+         {{"load_ms", ms(load_seconds)},
+          {"prompt_ms", ms(t.prompt_seconds)},
+          {"prompt_tokens_per_second", prompt_tps},
+          {"generation_ms", ms(t.generation_seconds)},
+          {"decoded_tokens", t.decoded_tokens},
+          {"generation_tokens_per_second", gen_tps}}},
+    };
+    // Invalid UTF-8 cannot occur (the stream guard replaces it), but never let dump() throw.
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+  }
+  std::fprintf(stderr,
+               "eredu-run: prompt: %lld tokens in %.2f ms (%.1f tokens/s)\n"
+               "eredu-run: generation: %lld tokens in %.2f ms (%.1f tokens/s); finish: %s\n",
+               static_cast<long long>(result->prompt_tokens), ms(t.prompt_seconds), prompt_tps,
+               static_cast<long long>(result->tokens.size()), ms(t.generation_seconds), gen_tps,
+               std::string(eredu::generation::to_string(result->finish_reason)).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"eredu-run: generate text with a GGUF model"};
+  app.add_option("-m,--model", options.model, "GGUF model file")->required();
+  auto* prompt = app.add_option("-p,--prompt", options.prompt, "prompt text");
+  auto* file =
+      app.add_option("-f,--file", options.prompt_file, "read the prompt from FILE (- = stdin)");
+  prompt->excludes(file);
+  file->excludes(prompt);
+  app.add_option("-n,--n-predict", options.n_predict,
+                 "tokens to generate (-1: until the context is full)");
+  app.add_option("--temp", options.sampling.temperature, "temperature (0: greedy)");
+  app.add_option("--top-k", options.sampling.top_k, "top-k (0: off)");
+  app.add_option("--top-p", options.sampling.top_p, "top-p (1: off)");
+  app.add_option("--min-p", options.sampling.min_p, "min-p (0: off)");
+  app.add_option("--repeat-penalty", options.sampling.repeat_penalty,
+                 "repetition penalty (1: off)");
+  app.add_option("--seed", options.sampling.seed, "sampler seed");
+  app.add_flag("--ignore-eos", options.ignore_eos, "keep generating after end-of-sequence");
+  app.add_option("-t,--threads", options.threads, "CPU threads (0: all)");
+  app.add_option("--backend", options.backend, "cpu, vulkan, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "vulkan", "cuda", "auto"}));
+  app.add_option("--plan", options.plan_file, "execution plan (JSON, schema 1)");
+  app.add_flag("--print-plan", options.print_plan, "print the execution plan as JSON and exit");
+  app.add_flag("--json", options.json, "print one JSON object instead of streaming text");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return error_exit(e.what());
+  }
+  if (!options.print_plan && !options.prompt && !options.prompt_file) {
+    return error_exit("a prompt is required: -p PROMPT, -f FILE or -f -");
+  }
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    return error_exit(e.what());
+  }
+}

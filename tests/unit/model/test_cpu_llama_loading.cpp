@@ -1,0 +1,223 @@
+// Loading the llama family on the CPU backend: admission and preflight read no payload, each
+// owner is leased once, tied weights share storage, a unit binds all-or-nothing, and session
+// faults leave the session usable.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/checkpoint/counting_source.hpp"
+#include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/runtime/load_model.hpp"
+#include "tiny_llama.hpp"
+
+namespace {
+
+using eredu::cpu::CpuBackend;
+using eredu::cpu::CpuBackendOptions;
+using eredu::cpu::CpuLoadOptions;
+using eredu::testing::TinyLlama;
+
+class CpuLlamaLoading : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (!path_.empty()) std::filesystem::remove(path_);
+  }
+  std::filesystem::path write(const TinyLlama& t, const std::string& name) {
+    path_ = t.write(name);
+    return path_;
+  }
+  std::filesystem::path path_;
+};
+
+TEST_F(CpuLlamaLoading, InspectionAdmissionAndPreflightReadNoPayload) {
+  const auto path = write(TinyLlama{}, "counting.gguf");
+  auto inspection = eredu::runtime::inspect_artifact(path);
+  ASSERT_TRUE(inspection.has_value()) << inspection.error().what();
+  auto counting = std::make_shared<eredu::checkpoint::CountingCheckpointSource>(inspection->source);
+  inspection->source = counting;
+  const CpuBackend backend(CpuBackendOptions{1});
+  auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
+  ASSERT_TRUE(config.has_value()) << config.error().what();
+  for (const auto& p : config->selected.schema) {
+    if (p.alias_of) continue;
+    ASSERT_TRUE(CpuBackend::preflight_recipe(p.recipe, *counting).has_value());
+  }
+  EXPECT_EQ(counting->counts().lease_requests, 0u);
+  EXPECT_EQ(counting->counts().payload_reads, 0u);
+  EXPECT_EQ(counting->counts().payload_bytes, 0u);
+
+  auto runtime = eredu::runtime::ModelRuntime<CpuBackend>::prepare(backend, std::move(*config));
+  ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
+  EXPECT_EQ(counting->counts().leases_granted, 3u + 9u * 2u);  // each owner exactly once
+}
+
+TEST_F(CpuLlamaLoading, TiedOutputSharesTheTokenEmbeddingStorageWithoutASecondLease) {
+  TinyLlama t;
+  t.tied_output = true;
+  const auto path = write(t, "tied.gguf");
+  auto inspection = eredu::runtime::inspect_artifact(path);
+  ASSERT_TRUE(inspection.has_value());
+  auto counting = std::make_shared<eredu::checkpoint::CountingCheckpointSource>(inspection->source);
+  inspection->source = counting;
+  const CpuBackend backend(CpuBackendOptions{1});
+  auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
+  ASSERT_TRUE(config.has_value()) << config.error().what();
+  auto prepared = backend.prepare_model(std::move(*config));
+  ASSERT_TRUE(prepared.has_value()) << prepared.error().what();
+  const auto& llama = *prepared->model().llama;
+  const auto* output = llama.find_parameter("output.weight");
+  const auto* embd = llama.find_parameter("token_embd.weight");
+  ASSERT_NE(output, nullptr);
+  ASSERT_NE(embd, nullptr);
+  ASSERT_TRUE(output->bound());
+  EXPECT_EQ(output->storage.get(), embd->storage.get());
+  EXPECT_EQ(counting->counts().leases_granted, 2u + 9u * 2u);
+}
+
+// A CPU backend whose validate_bind rejects the 7th parameter it is asked about.
+struct FailsSeventhBind : CpuBackend {
+  static inline std::atomic<int> calls{0};
+  static eredu::Result<void> validate_bind(const parameter& slot, const materialized_weight& w) {
+    if (++calls == 7) return eredu::fail(eredu::ErrorCode::kBackend, "injected failure");
+    return CpuBackend::validate_bind(slot, w);
+  }
+};
+
+TEST_F(CpuLlamaLoading, AFailedValidateBindInTheMiddleOfAUnitPublishesNothing) {
+  const auto path = write(TinyLlama{}, "atomic.gguf");
+  auto inspection = eredu::runtime::inspect_artifact(path);
+  ASSERT_TRUE(inspection.has_value());
+  const CpuBackend backend(CpuBackendOptions{1});
+  auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
+  ASSERT_TRUE(config.has_value());
+  const auto& selected = config->selected;
+  auto llama =
+      eredu::model::llama::LlamaModel<CpuBackend>::declare(selected.config, selected.schema);
+  ASSERT_TRUE(llama.has_value());
+  std::vector<eredu::runtime::WeightBinding> bindings;
+  for (const auto& p : selected.schema)
+    bindings.push_back({p.id, p.recipe, p.alias_of});
+  auto unit = eredu::runtime::materialize_bindings<FailsSeventhBind>(*config->source, bindings, {});
+  ASSERT_TRUE(unit.has_value()) << unit.error().what();
+  FailsSeventhBind::calls = 0;
+  auto bound = eredu::runtime::bind_materialized_unit<FailsSeventhBind>(*llama, std::move(*unit));
+  ASSERT_FALSE(bound.has_value());
+  EXPECT_NE(bound.error().what().find("injected failure"), std::string::npos);
+  EXPECT_EQ(FailsSeventhBind::calls.load(), 7);
+  int published = 0;
+  llama->visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
+    if (p.bound()) ++published;
+  });
+  EXPECT_EQ(published, 0);
+}
+
+TEST_F(CpuLlamaLoading, AMissingBindingIsAnErrorAndPublishesNothing) {
+  const auto path = write(TinyLlama{}, "missing_binding.gguf");
+  auto inspection = eredu::runtime::inspect_artifact(path);
+  ASSERT_TRUE(inspection.has_value());
+  const CpuBackend backend(CpuBackendOptions{1});
+  auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
+  ASSERT_TRUE(config.has_value());
+  const auto& selected = config->selected;
+  auto llama =
+      eredu::model::llama::LlamaModel<CpuBackend>::declare(selected.config, selected.schema);
+  ASSERT_TRUE(llama.has_value());
+  std::vector<eredu::runtime::WeightBinding> bindings;
+  for (const auto& p : selected.schema)
+    if (p.id != "blk.1.ffn_down.weight") bindings.push_back({p.id, p.recipe, p.alias_of});
+  auto unit = eredu::runtime::materialize_bindings<CpuBackend>(*config->source, bindings, {});
+  ASSERT_TRUE(unit.has_value());
+  auto bound = eredu::runtime::bind_materialized_unit<CpuBackend>(*llama, std::move(*unit));
+  ASSERT_FALSE(bound.has_value());
+  EXPECT_EQ(bound.error().subject(), "blk.1.ffn_down.weight");
+  int published = 0;
+  llama->visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
+    if (p.bound()) ++published;
+  });
+  EXPECT_EQ(published, 0);
+}
+
+TEST_F(CpuLlamaLoading, RejectedInputsLeaveTheSessionUsable) {
+  const auto path = write(TinyLlama{}, "faults.gguf");
+  CpuLoadOptions options;
+  options.context_length = 8;
+  auto runtime = eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), path, options);
+  ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
+  auto empty = runtime->prefill({});
+  ASSERT_FALSE(empty.has_value());
+  auto out_of_range = runtime->prefill({1, 10});
+  ASSERT_FALSE(out_of_range.has_value());
+  EXPECT_NE(out_of_range.error().what().find("token id 10"), std::string::npos);
+  auto too_long = runtime->prefill(std::vector<std::uint32_t>(9, 1));
+  ASSERT_FALSE(too_long.has_value());
+  EXPECT_EQ(too_long.error().code(), eredu::ErrorCode::kLimitExceeded);
+  EXPECT_EQ(runtime->session().checkpoint(), 0u);
+  auto fine = runtime->prefill({1, 2, 3});
+  ASSERT_TRUE(fine.has_value()) << fine.error().what();
+  EXPECT_EQ(runtime->session().checkpoint(), 3u);
+  auto logits = runtime->observe_output(fine->output);
+  ASSERT_TRUE(logits.has_value());
+  EXPECT_EQ(logits->size(), 10u);
+}
+
+TEST_F(CpuLlamaLoading, TruncateRollsTheCacheBackSoTheSameStepGivesTheSameLogits) {
+  const auto path = write(TinyLlama{}, "truncate.gguf");
+  auto runtime = eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), path, {});
+  ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
+  ASSERT_TRUE(runtime->prefill({1, 4, 2}).has_value());
+  auto first = runtime->decode(std::uint32_t{7});
+  ASSERT_TRUE(first.has_value());
+  const auto first_logits = *runtime->observe_output(first->output);
+  ASSERT_TRUE(runtime->decode(std::uint32_t{5}).has_value());
+  ASSERT_TRUE(runtime->session_mut().truncate(3).has_value());
+  auto again = runtime->decode(std::uint32_t{7});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*runtime->observe_output(again->output), first_logits);
+  EXPECT_FALSE(runtime->session_mut().truncate(99).has_value());
+}
+
+TEST_F(CpuLlamaLoading, PrefillInOneCallEqualsTokenByTokenDecoding) {
+  const auto path = write(TinyLlama{}, "prefill_vs_decode.gguf");
+  auto runtime = eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), path, {});
+  ASSERT_TRUE(runtime.has_value());
+  auto whole = runtime->prefill({1, 4, 2, 9});
+  ASSERT_TRUE(whole.has_value());
+  const auto whole_logits = *runtime->observe_output(whole->output);
+  ASSERT_TRUE(runtime->session_mut().truncate(0).has_value());
+  std::vector<float> step_logits;
+  for (std::uint32_t t : {1u, 4u, 2u, 9u}) {
+    auto step = runtime->decode(std::uint32_t{t});
+    ASSERT_TRUE(step.has_value());
+    step_logits = *runtime->observe_output(step->output);
+  }
+  ASSERT_EQ(step_logits.size(), whole_logits.size());
+  for (std::size_t i = 0; i < step_logits.size(); ++i)
+    EXPECT_NEAR(step_logits[i], whole_logits[i], 1e-4f);
+}
+
+TEST_F(CpuLlamaLoading, CpuDeviceIsReportedWithOnlyExactCompletion) {
+  const CpuBackend backend(CpuBackendOptions{1});
+  EXPECT_EQ(backend.descriptor().name, "cpu");
+  auto devices = backend.devices();
+  ASSERT_TRUE(devices.has_value());
+  ASSERT_EQ(devices->size(), 1u);
+  const auto& d = devices->front();
+  EXPECT_EQ(d.descriptor.family, "cpu");
+  EXPECT_TRUE(d.capabilities.exact_completion);
+  EXPECT_FALSE(d.capabilities.transfers);
+  EXPECT_FALSE(d.capabilities.collectives);
+  ASSERT_TRUE(d.descriptor.memory_bytes.has_value());
+  EXPECT_GT(*d.descriptor.memory_bytes, 0u);
+}
+
+TEST_F(CpuLlamaLoading, NonLlamaArchitectureIsRejectedBeforeAnyPayloadRead) {
+  TinyLlama t;
+  t.architecture = "gpt2";
+  const auto path = write(t, "gpt2.gguf");
+  auto runtime = eredu::runtime::load_model(CpuBackend(CpuBackendOptions{1}), path, {});
+  ASSERT_FALSE(runtime.has_value());
+  EXPECT_EQ(runtime.error().code(), eredu::ErrorCode::kUnsupported);
+}
+
+}  // namespace
