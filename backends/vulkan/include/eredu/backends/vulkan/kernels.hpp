@@ -1,0 +1,43 @@
+#pragma once
+// The Vulkan ops with host inputs and outputs: each call uploads its inputs through staging
+// buffers into device-local buffers, dispatches the op's shader, downloads the result and waits
+// for its own completion. Argument conventions are the CPU backend's (kernel_types.hpp). Weight
+// blocks are uploaded packed, exactly as stored, and decoded in the shader.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "eredu/backends/cpu/kernel_types.hpp"
+#include "eredu/backends/vulkan/device.hpp"
+
+namespace eredu::vulkan {
+
+// Whether matmul / get_row have a shader variant for this encoding.
+[[nodiscard]] bool supports_weight_dtype(DType dtype) noexcept;
+
+class Kernels {
+ public:
+  explicit Kernels(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+  [[nodiscard]] Device& device() const noexcept { return *device_; }
+
+  // y[t][o] = sum_i w[o][i] * x[t][i]; kUnsupported for an encoding without a shader.
+  Result<void> matmul(const cpu::MatrixView& w, const float* x, std::size_t n_tokens, float* y);
+  // Embedding lookup: decodes row `row` of `table` to `out` (table.cols floats).
+  Result<void> get_row(const cpu::MatrixView& table, std::size_t row, float* out);
+  Result<void> rms_norm(const float* x, const float* weight, std::size_t n_rows, std::size_t n,
+                        float eps, float* y);
+  Result<void> rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
+                    const std::int32_t* positions, const cpu::RopeParams& params);
+  Result<void> swiglu(const float* gate, const float* up, std::size_t n, float* out);
+  Result<void> add(const float* a, const float* b, std::size_t n, float* out);
+  // Causal grouped-query attention; args.kv_dtype F32 or F16.
+  Result<void> attention(const cpu::AttentionArgs& args);
+
+ private:
+  Result<void> elementwise(const char* shader, const float* a, const float* b, std::size_t n,
+                           float* out);
+  std::shared_ptr<Device> device_;
+};
+
+}  // namespace eredu::vulkan
