@@ -36,6 +36,20 @@ const char* weight_suffix(DType dtype) noexcept {
       return "q5_0";
     case DType::kQ5_1:
       return "q5_1";
+    case DType::kQ2_K:
+      return "q2_k";
+    case DType::kQ3_K:
+      return "q3_k";
+    case DType::kQ4_K:
+      return "q4_k";
+    case DType::kQ5_K:
+      return "q5_k";
+    case DType::kQ6_K:
+      return "q6_k";
+    case DType::kIQ4_NL:
+      return "iq4_nl";
+    case DType::kIQ4_XS:
+      return "iq4_xs";
     default:
       return nullptr;
   }
