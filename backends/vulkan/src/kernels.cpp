@@ -236,6 +236,20 @@ Result<void> Kernels::add(const float* a, const float* b, std::size_t n, float* 
   return elementwise("add", a, b, n, out);
 }
 
+Result<void> Kernels::softmax(float* x, std::size_t n) {
+  if (n == 0) return ok();
+  EREDU_TRY(std::uint32_t count, u32(n, "softmax length"));
+  EREDU_TRY(const Pipeline* p, device_->pipeline("softmax", 1, sizeof(shader::ElementwisePush)));
+  EREDU_TRY(BufferPtr xb, device_->create_device_buffer(n * sizeof(float)));
+  const shader::ElementwisePush push{count};
+  return run(*device_, [&](Recorder& r) -> Result<void> {
+    EREDU_TRY_VOID(r.upload(xb, bytes_of(x, n * sizeof(float))));
+    const BufferPtr bufs[] = {xb};
+    EREDU_TRY_VOID(r.dispatch(*p, bufs, &push, sizeof(push), 1));
+    return r.download(xb, bytes_of(x, n * sizeof(float)));
+  });
+}
+
 Result<void> Kernels::attention(const cpu::AttentionArgs& a) {
   if (a.kv_dtype != DType::kF32 && a.kv_dtype != DType::kF16) {
     return fail(ErrorCode::kUnsupported, "vulkan: attention KV cache must be F32 or F16");

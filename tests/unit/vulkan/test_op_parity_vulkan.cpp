@@ -49,7 +49,7 @@ struct VulkanOps {
     t.add = [k](const float* a, const float* b, std::size_t n, float* o) {
       return translate(k->add(a, b, n, o));
     };
-    // softmax is part of attention and logits sampling on the host; no standalone shader yet.
+    t.softmax = [k](float* x, std::size_t n) { return translate(k->softmax(x, n)); };
     return t;
   }
 };

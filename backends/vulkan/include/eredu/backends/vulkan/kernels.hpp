@@ -31,6 +31,8 @@ class Kernels {
                     const std::int32_t* positions, const cpu::RopeParams& params);
   Result<void> swiglu(const float* gate, const float* up, std::size_t n, float* out);
   Result<void> add(const float* a, const float* b, std::size_t n, float* out);
+  // In-place softmax of one vector (the sampling distribution over logits).
+  Result<void> softmax(float* x, std::size_t n);
   // Causal grouped-query attention; args.kv_dtype F32 or F16.
   Result<void> attention(const cpu::AttentionArgs& args);
 
