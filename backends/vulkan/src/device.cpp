@@ -349,13 +349,15 @@ Result<void> Recorder::dispatch(const Pipeline& p, std::span<const BufferPtr> bu
   return ok();
 }
 
-Result<void> Recorder::upload(const BufferPtr& dst, std::span<const std::byte> bytes) {
-  if (bytes.size() > dst->size()) {
-    return fail(ErrorCode::kInvalidArgument, "vulkan: upload larger than its buffer");
+Result<void> Recorder::upload(const BufferPtr& dst, std::span<const std::byte> bytes,
+                              std::size_t dst_offset) {
+  if (dst_offset > dst->size() || bytes.size() > dst->size() - dst_offset) {
+    return fail(ErrorCode::kInvalidArgument, "vulkan: upload outside its buffer");
   }
+  if (bytes.empty()) return ok();
   EREDU_TRY(BufferPtr staging, device_.create_staging_buffer(bytes.size()));
-  if (!bytes.empty()) std::memcpy(staging->mapped(), bytes.data(), bytes.size());
-  const VkBufferCopy region{0, 0, staging->size()};
+  std::memcpy(staging->mapped(), bytes.data(), bytes.size());
+  const VkBufferCopy region{0, dst_offset, bytes.size()};
   vkCmdCopyBuffer(cb_, staging->handle(), dst->handle(), 1, &region);
   keep_.push_back(staging);
   keep_.push_back(dst);
@@ -368,7 +370,8 @@ Result<void> Recorder::download(const BufferPtr& src, std::span<std::byte> out) 
     return fail(ErrorCode::kInvalidArgument, "vulkan: download larger than its buffer");
   }
   EREDU_TRY(BufferPtr staging, device_.create_staging_buffer(out.size()));
-  const VkBufferCopy region{0, 0, staging->size()};
+  if (out.empty()) return ok();
+  const VkBufferCopy region{0, 0, out.size()};
   vkCmdCopyBuffer(cb_, src->handle(), staging->handle(), 1, &region);
   keep_.push_back(src);
   readbacks_.emplace_back(staging, out);

@@ -254,43 +254,70 @@ Result<void> Kernels::attention(const cpu::AttentionArgs& a) {
   if (a.kv_dtype != DType::kF32 && a.kv_dtype != DType::kF16) {
     return fail(ErrorCode::kUnsupported, "vulkan: attention KV cache must be F32 or F16");
   }
-  if (a.n_head_kv == 0 || a.n_head % a.n_head_kv != 0) {
+  if (a.n_head_kv == 0 || a.head_dim == 0 || a.n_kv == 0)
+    return attention_on(nullptr, nullptr, a.kv_dtype, a.q, a.positions, a.n_tokens, a.n_head,
+                        a.n_head_kv, a.head_dim, a.n_kv, a.scale, a.out);
+  const std::size_t elem = a.kv_dtype == DType::kF16 ? 2 : 4;
+  const std::size_t kv_bytes = a.n_kv * a.n_head_kv * a.head_dim * elem;
+  EREDU_TRY(BufferPtr kb, device_->create_device_buffer(kv_bytes));
+  EREDU_TRY(BufferPtr vb, device_->create_device_buffer(kv_bytes));
+  EREDU_TRY(Completion up, device_->submit([&](Recorder& r) -> Result<void> {
+    EREDU_TRY_VOID(r.upload(kb, bytes_of(a.k, kv_bytes)));
+    return r.upload(vb, bytes_of(a.v, kv_bytes));
+  }));
+  EREDU_TRY_VOID(up.wait());
+  return attention_on(kb, vb, a.kv_dtype, a.q, a.positions, a.n_tokens, a.n_head, a.n_head_kv,
+                      a.head_dim, a.n_kv, a.scale, a.out);
+}
+
+Result<void> Kernels::attention(const KvCache& cache, std::size_t layer, const float* q,
+                                const std::int32_t* positions, std::size_t n_tokens,
+                                std::size_t n_head, float scale, float* out) {
+  if (layer >= cache.n_layers()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "vulkan: KV cache has no layer " + std::to_string(layer));
+  }
+  return attention_on(cache.keys(layer), cache.values(layer), cache.dtype(), q, positions, n_tokens,
+                      n_head, cache.n_head_kv(), cache.head_dim(), cache.length(), scale, out);
+}
+
+Result<void> Kernels::attention_on(const BufferPtr& kb, const BufferPtr& vb, DType kv_dtype,
+                                   const float* q, const std::int32_t* positions,
+                                   std::size_t n_tokens, std::size_t n_head, std::size_t n_head_kv,
+                                   std::size_t head_dim, std::size_t n_kv, float scale,
+                                   float* out) {
+  if (n_head_kv == 0 || n_head % n_head_kv != 0) {
     return fail(ErrorCode::kInvalidArgument, "vulkan: n_head must be a multiple of n_head_kv");
   }
-  if (a.n_tokens == 0 || a.n_head == 0 || a.head_dim == 0) return ok();
-  for (std::size_t t = 0; t < a.n_tokens; ++t) {
-    if (a.positions[t] < 0 || static_cast<std::size_t>(a.positions[t]) >= a.n_kv) {
-      return fail(ErrorCode::kInvalidArgument, "vulkan: attention position " +
-                                                   std::to_string(a.positions[t]) +
-                                                   " is outside the KV cache");
+  if (n_tokens == 0 || n_head == 0 || head_dim == 0) return ok();
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    if (positions[t] < 0 || static_cast<std::size_t>(positions[t]) >= n_kv) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "vulkan: attention position " + std::to_string(positions[t]) +
+                      " is outside the KV cache (length " + std::to_string(n_kv) + ")");
     }
   }
-  const std::size_t elem = a.kv_dtype == DType::kF16 ? 2 : 4;
-  EREDU_TRY(std::uint32_t q_count, u32(a.n_tokens * a.n_head * a.head_dim, "attention q"));
-  EREDU_TRY(std::uint32_t kv_count, u32(a.n_kv * a.n_head_kv * a.head_dim, "attention kv"));
-  EREDU_TRY(std::uint32_t work, u32(a.n_tokens * a.n_head, "attention rows"));
+  EREDU_TRY(std::uint32_t q_count, u32(n_tokens * n_head * head_dim, "attention q"));
+  EREDU_TRY(std::uint32_t kv_len, u32(n_kv, "attention kv length"));
+  EREDU_TRY(std::uint32_t work, u32(n_tokens * n_head, "attention rows"));
   EREDU_TRY(const Pipeline* p,
-            device_->pipeline(a.kv_dtype == DType::kF16 ? "attention_f16" : "attention_f32", 5,
+            device_->pipeline(kv_dtype == DType::kF16 ? "attention_f16" : "attention_f32", 5,
                               sizeof(shader::AttentionPush)));
   EREDU_TRY(BufferPtr qb, device_->create_device_buffer(q_count * sizeof(float)));
-  EREDU_TRY(BufferPtr kb, device_->create_device_buffer(kv_count * elem));
-  EREDU_TRY(BufferPtr vb, device_->create_device_buffer(kv_count * elem));
-  EREDU_TRY(BufferPtr pb, device_->create_device_buffer(a.n_tokens * sizeof(std::int32_t)));
+  EREDU_TRY(BufferPtr pb, device_->create_device_buffer(n_tokens * sizeof(std::int32_t)));
   EREDU_TRY(BufferPtr ob, device_->create_device_buffer(q_count * sizeof(float)));
-  const shader::AttentionPush push{static_cast<std::uint32_t>(a.n_tokens),
-                                   static_cast<std::uint32_t>(a.n_head),
-                                   static_cast<std::uint32_t>(a.n_head_kv),
-                                   static_cast<std::uint32_t>(a.head_dim),
-                                   kv_count / static_cast<std::uint32_t>(a.n_head_kv * a.head_dim),
-                                   a.scale};
+  const shader::AttentionPush push{static_cast<std::uint32_t>(n_tokens),
+                                   static_cast<std::uint32_t>(n_head),
+                                   static_cast<std::uint32_t>(n_head_kv),
+                                   static_cast<std::uint32_t>(head_dim),
+                                   kv_len,
+                                   scale};
   return run(*device_, [&](Recorder& r) -> Result<void> {
-    EREDU_TRY_VOID(r.upload(qb, bytes_of(a.q, q_count * sizeof(float))));
-    EREDU_TRY_VOID(r.upload(kb, bytes_of(a.k, kv_count * elem)));
-    EREDU_TRY_VOID(r.upload(vb, bytes_of(a.v, kv_count * elem)));
-    EREDU_TRY_VOID(r.upload(pb, bytes_of(a.positions, a.n_tokens * sizeof(std::int32_t))));
+    EREDU_TRY_VOID(r.upload(qb, bytes_of(q, q_count * sizeof(float))));
+    EREDU_TRY_VOID(r.upload(pb, bytes_of(positions, n_tokens * sizeof(std::int32_t))));
     const BufferPtr bufs[] = {qb, kb, vb, pb, ob};
     EREDU_TRY_VOID(r.dispatch(*p, bufs, &push, sizeof(push), groups_for(work)));
-    return r.download(ob, bytes_of(a.out, q_count * sizeof(float)));
+    return r.download(ob, bytes_of(out, q_count * sizeof(float)));
   });
 }
 

@@ -139,8 +139,9 @@ class Recorder {
   // along x, followed by a compute->compute/transfer barrier.
   Result<void> dispatch(const Pipeline& p, std::span<const BufferPtr> buffers, const void* push,
                         std::uint32_t push_size, std::uint32_t groups);
-  // Copies `bytes` into a fresh staging buffer and records staging -> dst.
-  Result<void> upload(const BufferPtr& dst, std::span<const std::byte> bytes);
+  // Copies `bytes` into a fresh staging buffer and records staging -> dst at `dst_offset`.
+  Result<void> upload(const BufferPtr& dst, std::span<const std::byte> bytes,
+                      std::size_t dst_offset = 0);
   // Records src -> a fresh staging buffer; after completion the bytes are copied to `out`.
   Result<void> download(const BufferPtr& src, std::span<std::byte> out);
 

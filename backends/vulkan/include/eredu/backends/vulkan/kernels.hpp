@@ -10,6 +10,7 @@
 
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/vulkan/device.hpp"
+#include "eredu/backends/vulkan/kv_cache.hpp"
 
 namespace eredu::vulkan {
 
@@ -35,10 +36,19 @@ class Kernels {
   Result<void> softmax(float* x, std::size_t n);
   // Causal grouped-query attention; args.kv_dtype F32 or F16.
   Result<void> attention(const cpu::AttentionArgs& args);
+  // The same over layer `layer` of a device-resident cache, in place: q and out are
+  // [n_tokens][n_head][head_dim] F32 on the host; every positions[t] < cache.length().
+  Result<void> attention(const KvCache& cache, std::size_t layer, const float* q,
+                         const std::int32_t* positions, std::size_t n_tokens, std::size_t n_head,
+                         float scale, float* out);
 
  private:
   Result<void> elementwise(const char* shader, const float* a, const float* b, std::size_t n,
                            float* out);
+  Result<void> attention_on(const BufferPtr& k, const BufferPtr& v, DType kv_dtype, const float* q,
+                            const std::int32_t* positions, std::size_t n_tokens, std::size_t n_head,
+                            std::size_t n_head_kv, std::size_t head_dim, std::size_t n_kv,
+                            float scale, float* out);
   std::shared_ptr<Device> device_;
 };
 
