@@ -12,6 +12,10 @@ namespace shader {
 // The push-constant layouts shared with the GLSL sources (uint = 32-bit unsigned there too).
 using uint = std::uint32_t;
 #include "eredu/backends/vulkan/push_constants.h"
+// std430 push-constant blocks of 32-bit scalars have no padding: the C++ structs must match.
+static_assert(sizeof(MatmulPush) == 16 && sizeof(GetRowPush) == 16 && sizeof(RmsNormPush) == 16);
+static_assert(sizeof(RopePush) == 20 && sizeof(ElementwisePush) == 4);
+static_assert(sizeof(AttentionPush) == 24);
 }  // namespace shader
 
 namespace {
