@@ -196,7 +196,21 @@ Result<std::shared_ptr<Instance>> Instance::create(const InstanceOptions& option
   ci.ppEnabledLayerNames = layers.data();
   ci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
   ci.ppEnabledExtensionNames = extensions.data();
-  if (options.validation) ci.pNext = &messenger_info;  // also reports instance creation
+  // With validation, synchronization validation too (missing barriers between dispatches and
+  // copies are reported like any other validation error).
+  const VkValidationFeatureEnableEXT enables[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{};
+  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+  if (options.validation) {
+    extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    features.pNext = &messenger_info;  // the messenger also reports instance creation
+    ci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    ci.ppEnabledExtensionNames = extensions.data();
+    ci.pNext = &features;
+  }
   const VkResult r = vkCreateInstance(&ci, nullptr, &self->instance_);
   if (r != VK_SUCCESS) {
     self->instance_ = VK_NULL_HANDLE;

@@ -205,6 +205,40 @@ TEST(VulkanValidation, TheMessengerRecordsAValidationError) {
   EXPECT_TRUE(found) << messages.front();
 }
 
+TEST(VulkanValidation, SynchronizationValidationReportsAMissingBarrier) {
+  EREDU_REQUIRE_VULKAN();
+  Device& dev = *VulkanTestContext::get().device();
+  auto a = dev.create_device_buffer(256);
+  auto b = dev.create_device_buffer(256);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  (void)VulkanTestContext::get().take_messages();
+  VkCommandPoolCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ASSERT_EQ(vkCreateCommandPool(dev.handle(), &pi, nullptr, &pool), VK_SUCCESS);
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = pool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  ASSERT_EQ(vkAllocateCommandBuffers(dev.handle(), &ai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  ASSERT_EQ(vkBeginCommandBuffer(cb, &bi), VK_SUCCESS);
+  const VkBufferCopy region{0, 0, 256};
+  // Two writes of the same bytes with no barrier between them: a write-after-write hazard.
+  vkCmdCopyBuffer(cb, a.value()->handle(), b.value()->handle(), 1, &region);
+  vkCmdCopyBuffer(cb, a.value()->handle(), b.value()->handle(), 1, &region);
+  (void)vkEndCommandBuffer(cb);
+  vkDestroyCommandPool(dev.handle(), pool, nullptr);
+  const auto messages = VulkanTestContext::get().take_messages();
+  bool found = false;
+  for (const auto& m : messages)
+    found = found || m.find("WRITE-AFTER-WRITE") != std::string::npos;
+  EXPECT_TRUE(found) << "no hazard reported (" << messages.size() << " messages)";
+}
+
 }  // namespace
 
 #else
