@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -203,6 +204,39 @@ TEST(VulkanValidation, TheMessengerRecordsAValidationError) {
   for (const auto& m : messages)
     found = found || m.find("size-00912") != std::string::npos;
   EXPECT_TRUE(found) << messages.front();
+}
+
+TEST(VulkanDevice, NoDriverIsAClearCapabilityErrorNotAnAbort) {
+  // Point the loader at a driver manifest that does not exist: no device can be found.
+  struct SavedEnv {
+    const char* name;
+    bool set;
+    std::string value;
+  };
+  std::vector<SavedEnv> saved;
+  for (const char* name : {"VK_ICD_FILENAMES", "VK_DRIVER_FILES"}) {
+    const char* v = std::getenv(name);
+    saved.push_back({name, v != nullptr, v != nullptr ? v : ""});
+    ::setenv(name, "/nonexistent/eredu-no-driver.json", 1);
+  }
+  auto instance = Instance::create();
+  eredu::Error error(ErrorCode::kInternal, "");
+  if (instance.has_value()) {
+    auto chosen = select_device(instance.value()->devices(), "");
+    ASSERT_FALSE(chosen.has_value());
+    error = chosen.error();
+  } else {
+    error = instance.error();
+  }
+  for (const SavedEnv& e : saved) {
+    if (e.set) {
+      ::setenv(e.name, e.value.c_str(), 1);
+    } else {
+      ::unsetenv(e.name);
+    }
+  }
+  EXPECT_EQ(error.code(), ErrorCode::kCapabilityMissing) << error.what();
+  EXPECT_NE(error.what().find("vulkan"), std::string::npos) << error.what();
 }
 
 TEST(VulkanValidation, SynchronizationValidationReportsAMissingBarrier) {
