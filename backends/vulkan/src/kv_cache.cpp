@@ -1,0 +1,89 @@
+// Device-local KV cache: allocation, staged row writes, checkpoint and truncate.
+#include "eredu/backends/vulkan/kv_cache.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "eredu/checkpoint/encoding/half.hpp"
+
+namespace eredu::vulkan {
+
+Result<KvCache> KvCache::create(std::shared_ptr<Device> device, std::size_t n_layers,
+                                std::size_t capacity, std::size_t n_head_kv, std::size_t head_dim,
+                                DType dtype) {
+  if (dtype != DType::kF32 && dtype != DType::kF16) {
+    return fail(ErrorCode::kUnsupported,
+                "vulkan: KV cache dtype must be F32 or F16, not " + std::string(to_string(dtype)));
+  }
+  if (device == nullptr || n_layers == 0 || capacity == 0 || n_head_kv == 0 || head_dim == 0) {
+    return fail(ErrorCode::kInvalidArgument, "vulkan: KV cache dimensions must be non-zero");
+  }
+  const std::size_t elem = dtype == DType::kF16 ? 2 : 4;
+  const std::size_t row = n_head_kv * head_dim;
+  if (row / n_head_kv != head_dim || capacity > SIZE_MAX / row / elem) {
+    return fail(ErrorCode::kOverflow, "vulkan: KV cache size overflows");
+  }
+  KvCache cache;
+  cache.device_ = device;
+  cache.capacity_ = capacity;
+  cache.n_head_kv_ = n_head_kv;
+  cache.head_dim_ = head_dim;
+  cache.dtype_ = dtype;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    EREDU_TRY(BufferPtr k, device->create_device_buffer(capacity * row * elem));
+    EREDU_TRY(BufferPtr v, device->create_device_buffer(capacity * row * elem));
+    cache.k_.push_back(std::move(k));
+    cache.v_.push_back(std::move(v));
+  }
+  return cache;
+}
+
+Result<void> KvCache::write(std::size_t layer, std::size_t start, const float* k, const float* v,
+                            std::size_t n_tokens) {
+  if (layer >= k_.size()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "vulkan: KV cache has no layer " + std::to_string(layer));
+  }
+  if (start > length_ || n_tokens > capacity_ || start > capacity_ - n_tokens) {
+    return fail(ErrorCode::kLimitExceeded,
+                "vulkan: KV cache write at " + std::to_string(start) + " of " +
+                    std::to_string(n_tokens) + " rows exceeds the length " +
+                    std::to_string(length_) + " or the capacity " + std::to_string(capacity_));
+  }
+  if (n_tokens == 0) return ok();
+  const std::size_t count = n_tokens * n_head_kv_ * head_dim_;
+  const std::size_t elem = dtype_ == DType::kF16 ? 2 : 4;
+  std::vector<std::byte> kb(count * elem);
+  std::vector<std::byte> vb(count * elem);
+  if (dtype_ == DType::kF16) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint16_t kh = encoding::fp32_to_fp16(k[i]);
+      const std::uint16_t vh = encoding::fp32_to_fp16(v[i]);
+      std::memcpy(kb.data() + 2 * i, &kh, 2);
+      std::memcpy(vb.data() + 2 * i, &vh, 2);
+    }
+  } else {
+    std::memcpy(kb.data(), k, kb.size());
+    std::memcpy(vb.data(), v, vb.size());
+  }
+  const std::size_t offset = start * n_head_kv_ * head_dim_ * elem;
+  EREDU_TRY(Completion done, device_->submit([&](Recorder& r) -> Result<void> {
+    EREDU_TRY_VOID(r.upload(k_[layer], kb, offset));
+    return r.upload(v_[layer], vb, offset);
+  }));
+  EREDU_TRY_VOID(done.wait());
+  if (start + n_tokens > length_) length_ = start + n_tokens;
+  return ok();
+}
+
+Result<void> KvCache::truncate(std::size_t length) {
+  if (length > length_) {
+    return fail(ErrorCode::kInvalidArgument, "vulkan: cannot truncate the KV cache from " +
+                                                 std::to_string(length_) + " to " +
+                                                 std::to_string(length));
+  }
+  length_ = length;
+  return ok();
+}
+
+}  // namespace eredu::vulkan
