@@ -66,10 +66,10 @@ MappedFile::~MappedFile() {
 Result<std::span<const std::byte>> MappedFile::slice(std::uint64_t offset,
                                                      std::uint64_t length) const {
   if (offset > size_ || length > size_ - offset) {
-    return fail(Error(ErrorCode::kInvalidModel,
-                      "range of " + std::to_string(length) + " bytes at offset " +
-                          std::to_string(offset) + " ends past the end of the file (" +
-                          std::to_string(size_) + " bytes)")
+    return fail(Error(ErrorCode::kInvalidModel, "range of " + std::to_string(length) +
+                                                    " bytes at offset " + std::to_string(offset) +
+                                                    " ends past the end of the file (" +
+                                                    std::to_string(size_) + " bytes)")
                     .with_path(path_)
                     .with_offset(offset));
   }

@@ -46,21 +46,33 @@ State& state() {
 
 spdlog::level::level_enum to_spdlog(Level level) noexcept {
   switch (level) {
-    case Level::kTrace: return spdlog::level::trace;
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kOff: return spdlog::level::off;
+    case Level::kTrace:
+      return spdlog::level::trace;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::warn;
 }
 
 }  // namespace
 
-void set_level(Level level) noexcept { current_level().store(level, std::memory_order_relaxed); }
-Level level() noexcept { return current_level().load(std::memory_order_relaxed); }
-bool enabled(Level lvl) noexcept { return lvl != Level::kOff && lvl >= level(); }
+void set_level(Level level) noexcept {
+  current_level().store(level, std::memory_order_relaxed);
+}
+Level level() noexcept {
+  return current_level().load(std::memory_order_relaxed);
+}
+bool enabled(Level lvl) noexcept {
+  return lvl != Level::kOff && lvl >= level();
+}
 
 void set_sink(Sink sink) {
   State& s = state();

@@ -25,17 +25,21 @@ inline std::filesystem::path models_dir() {
   return shared_dir() / "models";
 }
 
-inline std::filesystem::path testdata_dir() { return shared_dir() / "testdata"; }
-inline std::filesystem::path reference_dir() { return shared_dir() / "reference"; }
+inline std::filesystem::path testdata_dir() {
+  return shared_dir() / "testdata";
+}
+inline std::filesystem::path reference_dir() {
+  return shared_dir() / "reference";
+}
 
 }  // namespace eredu::testing
 
 // Skips the current test (with the path in the message) when `p` does not exist.
-#define EREDU_REQUIRE_SHARED_PATH(p)                                                          \
-  do {                                                                                        \
-    const std::filesystem::path eredu_required_path_ = (p);                                   \
-    if (!std::filesystem::exists(eredu_required_path_)) {                                     \
-      GTEST_SKIP() << "shared test data not found: " << eredu_required_path_.string()         \
+#define EREDU_REQUIRE_SHARED_PATH(p)                                                         \
+  do {                                                                                       \
+    const std::filesystem::path eredu_required_path_ = (p);                                  \
+    if (!std::filesystem::exists(eredu_required_path_)) {                                    \
+      GTEST_SKIP() << "shared test data not found: " << eredu_required_path_.string()        \
                    << " (set EREDU_SHARED_DIR to the folder holding models/ and testdata/)"; \
-    }                                                                                         \
+    }                                                                                        \
   } while (false)

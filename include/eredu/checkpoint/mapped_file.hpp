@@ -22,8 +22,8 @@ class MappedFile {
       const std::filesystem::path& path);
 
   // Wraps bytes already in memory (tests, fuzzers): the file keeps its own copy.
-  [[nodiscard]] static std::shared_ptr<const MappedFile> from_bytes(std::span<const std::byte> bytes,
-                                                                    std::string name);
+  [[nodiscard]] static std::shared_ptr<const MappedFile> from_bytes(
+      std::span<const std::byte> bytes, std::string name);
 
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -59,13 +59,13 @@ enum class DType : std::uint8_t {
 
 struct DTypeInfo {
   DType dtype;
-  std::string_view name;        // GGML spelling for GGML types ("Q4_K"), SafeTensors otherwise
+  std::string_view name;         // GGML spelling for GGML types ("Q4_K"), SafeTensors otherwise
   std::uint32_t block_elements;  // elements per block (1 for plain scalars)
   std::uint32_t block_bytes;     // bytes per block
   std::optional<std::uint32_t> ggml_type_id;  // present for types GGUF can store
   std::string_view safetensors_name;          // empty when SafeTensors cannot store it
-  bool is_quantized;            // block-encoded with scales
-  bool is_float;                // plain floating point (F64, F32, F16, BF16, F8_*)
+  bool is_quantized;                          // block-encoded with scales
+  bool is_float;                              // plain floating point (F64, F32, F16, BF16, F8_*)
 };
 
 namespace detail {
@@ -132,7 +132,8 @@ inline constexpr std::array<DTypeInfo, 39> kDTypeTable{{
 }
 
 // The dtype for a SafeTensors dtype string ("F32", "BF16", "F8_E4M3", ...); nullopt otherwise.
-[[nodiscard]] constexpr std::optional<DType> dtype_from_safetensors(std::string_view name) noexcept {
+[[nodiscard]] constexpr std::optional<DType> dtype_from_safetensors(
+    std::string_view name) noexcept {
   for (const DTypeInfo& info : detail::kDTypeTable) {
     if (!info.safetensors_name.empty() && info.safetensors_name == name) return info.dtype;
   }

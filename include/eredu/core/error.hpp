@@ -13,37 +13,50 @@ namespace eredu {
 
 // What kind of failure. Callers branch on this; the message is for people.
 enum class ErrorCode : std::uint8_t {
-  kInvalidArgument,     // a caller-supplied value is out of range or malformed
-  kInvalidModel,        // a model file or directory is malformed (truncated, inconsistent, hostile)
-  kUnsupported,         // well-formed, but this build or backend cannot handle it
-  kIo,                  // the operating system refused (open, stat, mmap, read)
-  kNotFound,            // a named file, key, tensor or device does not exist
-  kDuplicate,           // a name that must be unique appears twice
-  kLimitExceeded,       // a configured bound (size, count, depth) was exceeded
-  kOverflow,            // arithmetic on untrusted sizes would overflow
-  kCapabilityMissing,   // a required device/session/operator capability is absent
-  kCapacityExhausted,   // a bounded pool (e.g. open shards) is full and everything in it is in use
-  kBackend,             // a native backend failure, translated at the backend boundary
-  kCancelled,           // the caller asked to stop
-  kInternal,            // a broken invariant inside eredu (a bug)
+  kInvalidArgument,    // a caller-supplied value is out of range or malformed
+  kInvalidModel,       // a model file or directory is malformed (truncated, inconsistent, hostile)
+  kUnsupported,        // well-formed, but this build or backend cannot handle it
+  kIo,                 // the operating system refused (open, stat, mmap, read)
+  kNotFound,           // a named file, key, tensor or device does not exist
+  kDuplicate,          // a name that must be unique appears twice
+  kLimitExceeded,      // a configured bound (size, count, depth) was exceeded
+  kOverflow,           // arithmetic on untrusted sizes would overflow
+  kCapabilityMissing,  // a required device/session/operator capability is absent
+  kCapacityExhausted,  // a bounded pool (e.g. open shards) is full and everything in it is in use
+  kBackend,            // a native backend failure, translated at the backend boundary
+  kCancelled,          // the caller asked to stop
+  kInternal,           // a broken invariant inside eredu (a bug)
 };
 
 // A short lower-case name for the code ("invalid model", "unsupported", ...).
 constexpr std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kInvalidModel: return "invalid model";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kDuplicate: return "duplicate";
-    case ErrorCode::kLimitExceeded: return "limit exceeded";
-    case ErrorCode::kOverflow: return "overflow";
-    case ErrorCode::kCapabilityMissing: return "capability missing";
-    case ErrorCode::kCapacityExhausted: return "capacity exhausted";
-    case ErrorCode::kBackend: return "backend error";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kInvalidModel:
+      return "invalid model";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kDuplicate:
+      return "duplicate";
+    case ErrorCode::kLimitExceeded:
+      return "limit exceeded";
+    case ErrorCode::kOverflow:
+      return "overflow";
+    case ErrorCode::kCapabilityMissing:
+      return "capability missing";
+    case ErrorCode::kCapacityExhausted:
+      return "capacity exhausted";
+    case ErrorCode::kBackend:
+      return "backend error";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "error";
 }

@@ -36,7 +36,9 @@ Unexpected(E) -> Unexpected<E>;
 inline Unexpected<Error> fail(ErrorCode code, std::string message) {
   return Unexpected<Error>(Error(code, std::move(message)));
 }
-inline Unexpected<Error> fail(Error error) { return Unexpected<Error>(std::move(error)); }
+inline Unexpected<Error> fail(Error error) {
+  return Unexpected<Error>(std::move(error));
+}
 
 namespace detail {
 [[noreturn]] inline void bad_result_access(const char* what) noexcept {
@@ -54,13 +56,13 @@ class [[nodiscard]] Result {
   using error_type = E;
 
   template <typename U = T>
-    requires std::is_constructible_v<T, U&&> && (!std::is_same_v<std::remove_cvref_t<U>, Result>) &&
-             (!std::is_same_v<std::remove_cvref_t<U>, Unexpected<E>>)
-  Result(U&& value) : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
+  requires std::is_constructible_v<T, U&&> &&(!std::is_same_v<std::remove_cvref_t<U>, Result>)&&(
+      !std::is_same_v<std::remove_cvref_t<U>, Unexpected<E>>)Result(U&& value)
+      : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
 
   template <typename G>
-    requires std::is_constructible_v<E, G&&>
-  Result(Unexpected<G> error)  // NOLINT: implicit like std::expected
+  requires std::is_constructible_v<E, G&&> Result(
+      Unexpected<G> error)  // NOLINT: implicit like std::expected
       : storage_(std::in_place_index<1>, std::move(error).error()) {}
 
   [[nodiscard]] bool has_value() const noexcept { return storage_.index() == 0; }
@@ -118,8 +120,8 @@ class [[nodiscard]] Result<void, E> {
 
   Result() = default;
   template <typename G>
-    requires std::is_constructible_v<E, G&&>
-  Result(Unexpected<G> error)  // NOLINT: implicit like std::expected
+  requires std::is_constructible_v<E, G&&> Result(
+      Unexpected<G> error)  // NOLINT: implicit like std::expected
       : error_(std::in_place, std::move(error).error()) {}
 
   [[nodiscard]] bool has_value() const noexcept { return !error_.has_value(); }
@@ -164,16 +166,16 @@ template <typename E = Error>
 
 // EREDU_TRY(auto x, expr): evaluates expr (a Result); on error returns it from the enclosing
 // function, otherwise declares `x` initialized with the moved value.
-#define EREDU_TRY(decl, expr)                                                  \
-  auto EREDU_CONCAT_(eredu_try_, __LINE__) = (expr);                           \
-  if (!EREDU_CONCAT_(eredu_try_, __LINE__).has_value())                        \
+#define EREDU_TRY(decl, expr)                                                           \
+  auto EREDU_CONCAT_(eredu_try_, __LINE__) = (expr);                                    \
+  if (!EREDU_CONCAT_(eredu_try_, __LINE__).has_value())                                 \
     return ::eredu::Unexpected(std::move(EREDU_CONCAT_(eredu_try_, __LINE__)).error()); \
   decl = std::move(EREDU_CONCAT_(eredu_try_, __LINE__)).value()
 
 // EREDU_TRY_VOID(expr): evaluates expr (a Result<void>); on error returns it.
-#define EREDU_TRY_VOID(expr)                                                   \
-  do {                                                                         \
-    auto eredu_try_void_ = (expr);                                             \
-    if (!eredu_try_void_.has_value())                                          \
-      return ::eredu::Unexpected(std::move(eredu_try_void_).error());          \
+#define EREDU_TRY_VOID(expr)                                          \
+  do {                                                                \
+    auto eredu_try_void_ = (expr);                                    \
+    if (!eredu_try_void_.has_value())                                 \
+      return ::eredu::Unexpected(std::move(eredu_try_void_).error()); \
   } while (false)

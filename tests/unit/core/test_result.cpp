@@ -41,8 +41,9 @@ TEST(Result, SupportsMoveOnlyValues) {
 }
 
 TEST(Result, TransformErrorMapsOnlyErrors) {
-  auto mapped = Result<int>(fail(ErrorCode::kIo, "disk")).transform_error(
-      [](Error e) { return std::string(e.message()); });
+  auto mapped = Result<int>(fail(ErrorCode::kIo, "disk")).transform_error([](Error e) {
+    return std::string(e.message());
+  });
   EXPECT_EQ(mapped.error(), "disk");
   auto kept = Result<int>(5).transform_error([](Error e) { return e.message(); });
   EXPECT_EQ(kept.value(), 5);

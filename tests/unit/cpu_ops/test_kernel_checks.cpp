@@ -32,7 +32,8 @@ TEST(KernelChecks, MatrixErrorsNameTheProblem) {
   const auto too_short =
       eredu::cpu::check_matrix(MatrixView{DType::kF32, bytes.data(), 9, 32}, bytes.size());
   ASSERT_FALSE(too_short);
-  EXPECT_NE(too_short.error().message().find("needs 1152 bytes, 1024 available"), std::string::npos);
+  EXPECT_NE(too_short.error().message().find("needs 1152 bytes, 1024 available"),
+            std::string::npos);
 
   const auto unsupported =
       eredu::cpu::check_matrix(MatrixView{DType::kQ8_K, bytes.data(), 1, 256}, bytes.size());
