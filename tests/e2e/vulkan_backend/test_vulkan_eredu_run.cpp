@@ -15,9 +15,11 @@ namespace {
 using eredu::cli_tests::run_eredu;
 using eredu::cli_tests::stories_model;
 
-std::vector<std::string> story_args(const std::string& backend, std::vector<std::string> extra) {
+std::vector<std::string> story_args(const std::string& backend, std::vector<std::string> extra,
+                                    const std::string& n_predict = "48") {
   std::vector<std::string> args = {
-      "--backend", backend, "-m", stories_model().string(), "-p", "Once upon a time", "-n", "48"};
+      "--backend",        backend, "-m",     stories_model().string(), "-p",
+      "Once upon a time", "-n",    n_predict};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -52,8 +54,7 @@ TEST(VulkanEreduRun, DeviceSelectsByIndexAndAnUnknownDeviceIsOneErrorLine) {
   EREDU_REQUIRE_SHARED_PATH(stories_model());
   const std::string index =
       std::to_string(eredu::testing::VulkanTestContext::get().device()->info().index);
-  const auto chosen =
-      run_eredu(story_args("vulkan", {"--temp", "0", "-n", "4", "--device", index}));
+  const auto chosen = run_eredu(story_args("vulkan", {"--temp", "0", "--device", index}, "4"));
   EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
   EXPECT_NE(chosen.err.find("on vulkan:" + index), std::string::npos) << chosen.err;
   const auto missing = run_eredu(story_args("vulkan", {"--device", "no-such-gpu"}));
