@@ -245,5 +245,28 @@ TEST(VulkanBackendDevices, ReportsEveryDeviceAndRejectsAnUnknownSelector) {
   expect_no_validation_messages();
 }
 
+// Without the validation layer (which would rightly flag an allocation larger than the heap):
+// a KV cache far beyond the device's memory is a clear error, not an abort, and the backend
+// still runs afterwards.
+TEST(VulkanBackendErrors, AKvCacheBeyondDeviceMemoryIsCapacityExhausted) {
+  EREDU_REQUIRE_VULKAN();
+  eredu::vulkan::VulkanBackendOptions options;
+  options.device = std::to_string(VulkanTestContext::get().device()->info().index);
+  auto backend = eredu::vulkan::VulkanBackend::create(options);
+  ASSERT_TRUE(backend.has_value()) << backend.error().what();
+  std::uint64_t heap = 0;
+  for (const auto& h : backend->device().info().caps.heaps)
+    heap = std::max(heap, h.size);
+  // One layer whose K buffer alone is 4x the largest heap (F32, 1024-wide rows).
+  const std::uint64_t positions = std::max<std::uint64_t>(1, heap / 1024);
+  const eredu::KvCacheSpec spec{
+      1, 8, 128, static_cast<std::uint32_t>(std::min<std::uint64_t>(positions, UINT32_MAX))};
+  auto cache = backend->create_kv_cache(spec);
+  ASSERT_FALSE(cache.has_value());
+  EXPECT_EQ(cache.error().code(), ErrorCode::kCapacityExhausted) << cache.error().what();
+  auto small = backend->create_kv_cache(eredu::KvCacheSpec{1, 1, 8, 4});
+  EXPECT_TRUE(small.has_value());
+}
+
 }  // namespace
 #endif  // EREDU_HAVE_VULKAN_BACKEND
