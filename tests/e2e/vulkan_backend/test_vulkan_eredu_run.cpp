@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,19 @@ TEST(VulkanEreduRun, DeviceSelectsByIndexAndAnUnknownDeviceIsOneErrorLine) {
   EXPECT_NE(chosen.err.find("on vulkan:" + index), std::string::npos) << chosen.err;
   const auto missing = run_eredu(story_args("vulkan", {"--device", "no-such-gpu"}));
   eredu::cli_tests::expect_one_error_line(missing, "no-such-gpu");
+}
+
+// With the loader pointed at no driver, --backend vulkan is one clear error line (exit 2).
+TEST(VulkanEreduRun, NoVulkanDriverIsOneClearErrorLine) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  ::setenv("VK_ICD_FILENAMES", "/nonexistent/eredu-no-driver.json", 1);
+  ::setenv("VK_DRIVER_FILES", "/nonexistent/eredu-no-driver.json", 1);
+  const auto r = run_eredu(story_args("vulkan", {}, "4"));
+  ::unsetenv("VK_ICD_FILENAMES");
+  ::unsetenv("VK_DRIVER_FILES");
+  eredu::cli_tests::expect_one_error_line(r, "vulkan");
+  EXPECT_NE(r.err.find("driver"), std::string::npos) << r.err;
 }
 
 }  // namespace
