@@ -24,6 +24,7 @@ struct SubmissionState {
   std::uint64_t value = 0;  // 0 until submitted
   std::vector<BufferPtr> keep;
   std::vector<std::pair<BufferPtr, std::span<std::byte>>> readbacks;
+  std::vector<std::shared_ptr<const void>> owners;  // keep readback destinations alive
   std::mutex mutex;
   bool finished = false;
 
@@ -39,6 +40,7 @@ struct SubmissionState {
       device->return_descriptor_pool(pool);
     pools.clear();
     readbacks.clear();
+    owners.clear();
     keep.clear();
   }
   ~SubmissionState() {
@@ -178,7 +180,8 @@ Result<void> Recorder::upload(const BufferPtr& dst, std::span<const std::byte> b
   return ok();
 }
 
-Result<void> Recorder::download(const BufferPtr& src, std::span<std::byte> out) {
+Result<void> Recorder::download(const BufferPtr& src, std::span<std::byte> out,
+                                std::shared_ptr<const void> owner) {
   if (out.size() > src->size()) {
     return fail(ErrorCode::kInvalidArgument, "vulkan: download larger than its buffer");
   }
@@ -189,6 +192,7 @@ Result<void> Recorder::download(const BufferPtr& src, std::span<std::byte> out) 
   state_->keep.push_back(src);
   state_->keep.push_back(staging);
   state_->readbacks.emplace_back(std::move(staging), out);
+  if (owner != nullptr) state_->owners.push_back(std::move(owner));
   barrier();
   return ok();
 }

@@ -165,6 +165,22 @@ TEST(VulkanSession, EachCompletionObservesOnlyItsOwnSubmission) {
   expect_no_validation_messages();
 }
 
+TEST(VulkanSession, ACompletionOutlivesItsDroppedOutputAndStillWaits) {
+  REQUIRE_STORIES();
+  auto runtime = load_on_vulkan(stories());
+  ASSERT_TRUE(runtime.has_value());
+  auto sub = runtime->prefill(std::vector<std::uint32_t>(kPrompt));
+  ASSERT_TRUE(sub.has_value());
+  eredu::vulkan::VulkanCompletion completion = std::move(sub->completion);
+  sub->output = eredu::vulkan::VulkanTensor{};  // the logits' host copy is dropped here...
+  ASSERT_TRUE(completion.wait().has_value());   // ...and the submission still writes it safely
+  EXPECT_TRUE(*completion.is_complete());
+  auto next = runtime->decode(std::uint32_t{300});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(runtime->observe_output(next->output)->size(), runtime->session().config().n_vocab);
+  expect_no_validation_messages();
+}
+
 TEST(VulkanSession, SteadyDecodeReusesPooledBuffersInsteadOfAllocating) {
   REQUIRE_STORIES();
   auto runtime = load_on_vulkan(stories());

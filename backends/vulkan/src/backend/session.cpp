@@ -42,8 +42,10 @@ Result<Submission<VulkanTensor, VulkanCompletion>> VulkanSession::prefill(
     } catch (const std::bad_alloc&) {
       return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory for the logits");
     }
-    EREDU_TRY_VOID(rec->download(logits.buffer, std::as_writable_bytes(std::span<float>(
-                                                    logits.host->data(), logits.host->size()))));
+    EREDU_TRY_VOID(rec->download(
+        logits.buffer,
+        std::as_writable_bytes(std::span<float>(logits.host->data(), logits.host->size())),
+        logits.host));  // the submission keeps the destination alive, output dropped or not
     return logits;
   }();
   if (!recorded) {

@@ -153,8 +153,10 @@ class Recorder {
   Result<void> upload(const BufferPtr& dst, std::span<const std::byte> bytes,
                       std::size_t dst_offset = 0);
   // Records src -> a pooled staging buffer; when the submission's completion is waited for, the
-  // bytes are copied to `out` (which must stay valid until then).
-  Result<void> download(const BufferPtr& src, std::span<std::byte> out);
+  // bytes are copied to `out`, which must stay valid until then -- or which `owner` keeps alive:
+  // the submission holds `owner` until it is released.
+  Result<void> download(const BufferPtr& src, std::span<std::byte> out,
+                        std::shared_ptr<const void> owner = nullptr);
   // Records a device-side copy of `size` bytes.
   Result<void> copy(const BufferPtr& src, std::size_t src_offset, const BufferPtr& dst,
                     std::size_t dst_offset, std::size_t size);
