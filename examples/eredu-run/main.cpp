@@ -2,8 +2,13 @@
 //
 //   eredu-run -m MODEL (-p PROMPT | -f FILE | -f -) [-n N] [--temp T] [--top-k K] [--top-p P]
 //             [--min-p P] [--repeat-penalty R] [--seed S] [--ignore-eos] [-t THREADS]
-//             [--backend cpu|vulkan|cuda|auto] [--plan FILE] [--print-plan] [--json]
+//             [--backend cpu|vulkan|cuda|auto] [--device D] [--plan FILE] [--print-plan]
+//             [--json]
 //
+// --backend auto runs on the CPU (the Vulkan backend's per-element shaders are not faster than
+// the CPU kernels yet, so auto never silently picks it). --backend vulkan runs on the device that
+// --device selects (index or name substring; default: a discrete GPU before integrated, virtual
+// and CPU devices such as llvmpipe).
 // The prompt and the generated text stream to stdout; load progress and the prompt / generation
 // speed (tokens/s) go to stderr. --json prints one JSON object instead (prompt_tokens,
 // generated_tokens, text, finish_reason, timings). --print-plan prints the execution plan as JSON
@@ -28,6 +33,9 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/cpu_plan_factory.hpp"
+#ifdef EREDU_HAVE_VULKAN_BACKEND
+#include "eredu/backends/vulkan/vulkan_plan_factory.hpp"
+#endif
 #include "eredu/checkpoint/gguf_source.hpp"
 #include "eredu/generation/text_generation.hpp"
 #include "eredu/plan/execution_plan.hpp"
@@ -49,6 +57,7 @@ struct Options {
   bool ignore_eos = false;
   std::size_t threads = 0;
   std::string backend = "auto";
+  std::string device;
   std::optional<std::string> plan_file;
   bool print_plan = false;
   bool json = false;
@@ -90,28 +99,38 @@ eredu::Result<std::string> read_prompt(const Options& options) {
   return text;
 }
 
-// The backend this binary runs for --backend (auto: the best one built in; only the CPU today).
+// The backend this binary runs for --backend (auto: the CPU; see the header comment).
 eredu::Result<std::string> resolve_backend(const std::string& requested) {
   if (requested == "auto" || requested == "cpu") return std::string("cpu");
-  std::string why = "backend '" + requested + "' is not built into this eredu-run";
-#if defined(EREDU_HAVE_CUDA_BACKEND) || defined(EREDU_HAVE_VULKAN_BACKEND)
-  why += " (its text generation is not available yet)";
-#else
-  why += " (configure with -DEREDU_WITH_" + std::string(requested == "cuda" ? "CUDA" : "VULKAN") +
-         "=ON)";
+#ifdef EREDU_HAVE_VULKAN_BACKEND
+  if (requested == "vulkan") return std::string("vulkan");
 #endif
+  std::string why = "backend '" + requested + "' is not built into this eredu-run";
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+  if (requested == "cuda") why += " (its text generation is not available yet)";
+#else
+  if (requested == "cuda") why += " (configure with -DEREDU_WITH_CUDA=ON)";
+#endif
+#ifndef EREDU_HAVE_VULKAN_BACKEND
+  if (requested == "vulkan") why += " (configure with -DEREDU_WITH_VULKAN=ON)";
+#endif
+#ifdef EREDU_HAVE_VULKAN_BACKEND
+  why += "; available: cpu, vulkan, auto";
+#else
   why += "; available: cpu, auto";
+#endif
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
 
 // The plan for this run: --plan FILE, or the plan for the factory's first device.
+template <typename Factory>
 eredu::Result<eredu::plan::ExecutionPlan> make_plan(const Options& options,
-                                                    const eredu::cpu::CpuPlanFactory& factory) {
+                                                    const Factory& factory) {
   if (options.plan_file) return eredu::plan::read_execution_plan_file(*options.plan_file);
   auto hardware = factory.discover_hardware();
   if (!hardware) return eredu::fail(hardware.error().cause());
   if (hardware->devices.empty()) {
-    return eredu::fail(eredu::ErrorCode::kNotFound, "the CPU backend found no device");
+    return eredu::fail(eredu::ErrorCode::kNotFound, "the backend found no device");
   }
   EREDU_TRY(eredu::plan::DevicePlan device,
             eredu::plan::DevicePlan::create(factory.backend_id(),
@@ -123,22 +142,23 @@ double ms(double seconds) {
   return seconds * 1000.0;
 }
 
-int run(const Options& options) {
-  using eredu::generation::TokenId;
-  auto backend_name = resolve_backend(options.backend);
-  if (!backend_name) return error_exit(backend_name.error().what());
-  if (options.threads > 4096) return error_exit("-t: thread count must be at most 4096");
-  if (options.n_predict < -1) {
-    return error_exit("-n: must be -1 (until the context is full) or a count >= 0, got " +
-                      std::to_string(options.n_predict));
-  }
-  if (auto valid = options.sampling.validate(); !valid) {
-    return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());
-  }
+// What the load line says about where the model runs.
+std::string placement(const eredu::cpu::CpuBackend& backend) {
+  return " (" + std::to_string(backend.threads()) + " threads)";
+}
+#ifdef EREDU_HAVE_VULKAN_BACKEND
+std::string placement(const eredu::vulkan::VulkanBackend& backend) {
+  return " (" + backend.device().info().name + ")";
+}
+#endif
 
+// Loads and generates on the factory's backend (the same path for every backend).
+template <typename Factory>
+int run_on(const Options& options, const Factory& factory) {
+  using eredu::generation::TokenId;
+  using Backend = typename Factory::backend;
   // The plan is checked against the backend (id, device, capabilities, drafting) before any
   // weight byte is read; the realized backend and load options then load the model.
-  const eredu::cpu::CpuPlanFactory factory(eredu::cpu::CpuBackendOptions{options.threads});
   auto plan = make_plan(options, factory);
   if (!plan) return error_exit(plan.error().what());
   auto target = eredu::runtime::realize_execution_plan_target(factory, *plan);
@@ -146,7 +166,7 @@ int run(const Options& options) {
     return error_exit(target.error().what() +
                       (options.plan_file ? " (plan " + *options.plan_file + ")" : std::string()));
   }
-  eredu::cpu::CpuBackend& backend = target->backend;
+  Backend& backend = target->backend;
   if (options.print_plan) {
     std::printf("%s\n", eredu::plan::execution_plan_to_json_string(*plan).c_str());
     return 0;
@@ -157,8 +177,8 @@ int run(const Options& options) {
   if (prompt_text->empty()) return error_exit("invalid argument: empty prompt");
 
   const auto load_start = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "eredu-run: loading %s on %s (%zu threads)\n", options.model.c_str(),
-               plan->device().device().c_str(), backend.threads());
+  std::fprintf(stderr, "eredu-run: loading %s on %s%s\n", options.model.c_str(),
+               plan->device().device().c_str(), placement(backend).c_str());
   auto gguf = eredu::checkpoint::GgufCheckpointSource::open(options.model);
   if (!gguf) return error_exit(gguf.error().what());
   auto tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
@@ -185,8 +205,7 @@ int run(const Options& options) {
   for (const auto& id : {special.eos, special.eot, special.eom}) {
     if (id) request.eos_ids.push_back(*id);
   }
-  auto generation =
-      eredu::generation::TextGeneration<eredu::cpu::CpuBackend>::create(*runtime, request);
+  auto generation = eredu::generation::TextGeneration<Backend>::create(*runtime, request);
   if (!generation) {
     const std::string subject = generation.error().subject();
     return error_exit(subject == "prompt" || subject.empty()
@@ -242,6 +261,29 @@ int run(const Options& options) {
   return 0;
 }
 
+int run(const Options& options) {
+  auto backend_name = resolve_backend(options.backend);
+  if (!backend_name) return error_exit(backend_name.error().what());
+  if (options.threads > 4096) return error_exit("-t: thread count must be at most 4096");
+  if (options.n_predict < -1) {
+    return error_exit("-n: must be -1 (until the context is full) or a count >= 0, got " +
+                      std::to_string(options.n_predict));
+  }
+  if (auto valid = options.sampling.validate(); !valid) {
+    return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());
+  }
+#ifdef EREDU_HAVE_VULKAN_BACKEND
+  if (*backend_name == "vulkan") {
+    eredu::vulkan::VulkanBackendOptions backend_options;
+    backend_options.device = options.device;
+    return run_on(options, eredu::vulkan::VulkanPlanFactory(backend_options));
+  }
+#endif
+  if (!options.device.empty()) return error_exit("--device: only with --backend vulkan");
+  return run_on(options,
+                eredu::cpu::CpuPlanFactory(eredu::cpu::CpuBackendOptions{options.threads}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -266,6 +308,8 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", options.threads, "CPU threads (0: all)");
   app.add_option("--backend", options.backend, "cpu, vulkan, cuda or auto")
       ->check(CLI::IsMember({"cpu", "vulkan", "cuda", "auto"}));
+  app.add_option("--device", options.device,
+                 "Vulkan device: index or name substring (default: prefer a discrete GPU)");
   app.add_option("--plan", options.plan_file, "execution plan (JSON, schema 1)");
   app.add_flag("--print-plan", options.print_plan, "print the execution plan as JSON and exit");
   app.add_flag("--json", options.json, "print one JSON object instead of streaming text");

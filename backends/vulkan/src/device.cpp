@@ -14,73 +14,6 @@ namespace eredu::vulkan {
     if (eredu_vk_r_ != VK_SUCCESS) return fail(vk_error(#call, eredu_vk_r_)); \
   } while (false)
 
-// Everything one submission owns until its timeline value is reached.
-struct SubmissionState {
-  std::shared_ptr<Device> device;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  std::uint64_t value = 0;
-  std::vector<BufferPtr> keep;
-  std::vector<std::pair<BufferPtr, std::span<std::byte>>> readbacks;
-  std::mutex mutex;
-  bool finished = false;
-
-  void release() {
-    if (device == nullptr) return;
-    std::lock_guard<std::mutex> lock(device->mutex_);
-    if (cb != VK_NULL_HANDLE) vkFreeCommandBuffers(device->device_, device->command_pool_, 1, &cb);
-    if (pool != VK_NULL_HANDLE) vkDestroyDescriptorPool(device->device_, pool, nullptr);
-    cb = VK_NULL_HANDLE;
-    pool = VK_NULL_HANDLE;
-    keep.clear();
-  }
-  ~SubmissionState() {
-    // Dropped without wait(): the work may still be running, so block until it is done before
-    // freeing what it uses.
-    if (device != nullptr && !finished && value != 0) {
-      VkSemaphoreWaitInfo wi{};
-      wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-      wi.semaphoreCount = 1;
-      wi.pSemaphores = &device->timeline_;
-      wi.pValues = &value;
-      (void)vkWaitSemaphores(device->device_, &wi, UINT64_MAX);
-    }
-    release();
-  }
-};
-
-Result<void> Completion::wait(std::uint64_t timeout_ns) {
-  if (state_ == nullptr) return ok();
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  if (state_->finished) return ok();
-  VkSemaphoreWaitInfo wi{};
-  wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-  wi.semaphoreCount = 1;
-  wi.pSemaphores = &state_->device->timeline_;
-  wi.pValues = &state_->value;
-  const VkResult r = vkWaitSemaphores(state_->device->device_, &wi, timeout_ns);
-  if (r == VK_TIMEOUT) {
-    return fail(ErrorCode::kCancelled, "vulkan: submission did not complete before the timeout");
-  }
-  if (r != VK_SUCCESS) return fail(vk_error("vkWaitSemaphores", r));
-  state_->finished = true;
-  for (auto& [staging, out] : state_->readbacks)
-    std::memcpy(out.data(), staging->mapped(), out.size());
-  state_->readbacks.clear();
-  state_->release();
-  return ok();
-}
-
-bool Completion::ready() const {
-  if (state_ == nullptr || state_->finished) return true;
-  std::uint64_t v = 0;
-  if (vkGetSemaphoreCounterValue(state_->device->device_, state_->device->timeline_, &v) !=
-      VK_SUCCESS) {
-    return true;  // a lost device: wait() reports it
-  }
-  return v >= state_->value;
-}
-
 Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance> instance,
                                                std::uint32_t index) {
   if (instance == nullptr || index >= instance->devices().size()) {
@@ -153,6 +86,9 @@ Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 Device::~Device() {
   if (device_ == VK_NULL_HANDLE) return;
   (void)vkDeviceWaitIdle(device_);
+  free_buffers_.clear();  // idle pooled buffers (in-use ones keep the Device alive)
+  for (VkDescriptorPool pool : all_descriptor_pools_)
+    vkDestroyDescriptorPool(device_, pool, nullptr);
   for (auto& [name, p] : pipelines_) {
     vkDestroyPipeline(device_, p->pipeline, nullptr);
     vkDestroyPipelineLayout(device_, p->layout, nullptr);
@@ -171,11 +107,11 @@ Buffer::~Buffer() {
   if (memory_ != VK_NULL_HANDLE) vkFreeMemory(device_, memory_, nullptr);
 }
 
-Result<BufferPtr> Device::create_buffer(std::size_t size, VkBufferUsageFlags usage,
-                                        bool host_visible) {
+Result<Buffer*> Device::create_raw_buffer(std::size_t size, VkBufferUsageFlags usage,
+                                          bool host_visible) {
   const std::size_t rounded = size == 0 ? 4 : (size + 3) / 4 * 4;
   if (rounded < size) return fail(ErrorCode::kOverflow, "vulkan: buffer size overflows");
-  BufferPtr b;
+  std::unique_ptr<Buffer> b;
   try {
     b.reset(new Buffer());
   } catch (const std::bad_alloc&) {
@@ -218,19 +154,128 @@ Result<BufferPtr> Device::create_buffer(std::size_t size, VkBufferUsageFlags usa
     EREDU_VK_CHECK_(vkMapMemory(device_, b->memory_, 0, VK_WHOLE_SIZE, 0, &p));
     b->mapped_ = static_cast<std::byte*>(p);
   }
-  return b;
+  buffers_created_.fetch_add(1, std::memory_order_relaxed);
+  return b.release();
+}
+
+Result<BufferPtr> Device::create_buffer(std::size_t size, VkBufferUsageFlags usage,
+                                        bool host_visible) {
+  EREDU_TRY(Buffer * raw, create_raw_buffer(size, usage, host_visible));
+  // The deleter holds the Device, so a buffer never outlives the VkDevice it belongs to.
+  try {
+    return BufferPtr(raw, [self = shared_from_this()](Buffer* b) { delete b; });
+  } catch (const std::bad_alloc&) {
+    delete raw;
+    return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory for a buffer");
+  }
+}
+
+namespace {
+constexpr VkBufferUsageFlags kDeviceUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                            VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+constexpr VkBufferUsageFlags kStagingUsage =
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+constexpr std::size_t kMinPooledBytes = 256;
+
+std::uint64_t pool_key(std::size_t size, bool host_visible) {
+  return (static_cast<std::uint64_t>(size) << 1) | (host_visible ? 1U : 0U);
+}
+}  // namespace
+
+Result<BufferPtr> Device::acquire(std::size_t size, bool host_visible) {
+  std::size_t rounded = kMinPooledBytes;
+  while (rounded < size) {
+    if (rounded > (SIZE_MAX >> 2)) return fail(ErrorCode::kOverflow, "vulkan: buffer too large");
+    rounded <<= 1;
+  }
+  std::unique_ptr<Buffer> reused;
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    auto it = free_buffers_.find(pool_key(rounded, host_visible));
+    if (it != free_buffers_.end()) {
+      reused = std::move(it->second);
+      free_buffers_.erase(it);
+    }
+  }
+  Buffer* raw = reused.release();
+  if (raw == nullptr) {
+    EREDU_TRY(
+        Buffer * created,
+        create_raw_buffer(rounded, host_visible ? kStagingUsage : kDeviceUsage, host_visible));
+    raw = created;
+  }
+  try {
+    return BufferPtr(raw, [self = shared_from_this()](Buffer* b) { self->give_back(b); });
+  } catch (const std::bad_alloc&) {
+    delete raw;
+    return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory for a buffer");
+  }
+}
+
+void Device::give_back(Buffer* b) noexcept {
+  std::unique_ptr<Buffer> owned(b);
+  try {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    free_buffers_.emplace(pool_key(owned->size(), owned->host_visible()), std::move(owned));
+  } catch (...) {
+    // Out of host memory while pooling: the buffer is simply freed (owned still holds it).
+  }
+}
+
+Result<BufferPtr> Device::acquire_device_buffer(std::size_t size) {
+  return acquire(size, false);
+}
+
+Result<BufferPtr> Device::acquire_staging_buffer(std::size_t size) {
+  return acquire(size, true);
+}
+
+Result<VkDescriptorPool> Device::take_descriptor_pool() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!free_descriptor_pools_.empty()) {
+      VkDescriptorPool pool = free_descriptor_pools_.back();
+      free_descriptor_pools_.pop_back();
+      return pool;
+    }
+  }
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  kDescriptorPoolSets * kMaxBindingsPerSet};
+  VkDescriptorPoolCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  pi.maxSets = kDescriptorPoolSets;
+  pi.poolSizeCount = 1;
+  pi.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  EREDU_VK_CHECK_(vkCreateDescriptorPool(device_, &pi, nullptr, &pool));
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  try {
+    all_descriptor_pools_.push_back(pool);
+  } catch (const std::bad_alloc&) {
+    vkDestroyDescriptorPool(device_, pool, nullptr);
+    return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory for a descriptor pool");
+  }
+  return pool;
+}
+
+void Device::return_descriptor_pool(VkDescriptorPool pool) noexcept {
+  // Only called once the submission that used the pool has completed.
+  (void)vkResetDescriptorPool(device_, pool, 0);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  try {
+    free_descriptor_pools_.push_back(pool);
+  } catch (...) {
+    // Not pooled again; destroyed with the device (it is in all_descriptor_pools_).
+  }
 }
 
 Result<BufferPtr> Device::create_device_buffer(std::size_t size) {
-  return create_buffer(size,
-                       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                           VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                       false);
+  return create_buffer(size, kDeviceUsage, false);
 }
 
 Result<BufferPtr> Device::create_staging_buffer(std::size_t size) {
-  return create_buffer(size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                       true);
+  return create_buffer(size, kStagingUsage, true);
 }
 
 Result<const Pipeline*> Device::pipeline(std::string_view shader, std::uint32_t n_bindings,
@@ -241,6 +286,9 @@ Result<const Pipeline*> Device::pipeline(std::string_view shader, std::uint32_t 
   const EmbeddedShader* spv = find_shader(shader);
   if (spv == nullptr) {
     return fail(ErrorCode::kNotFound, "vulkan: no embedded shader named '" + key + "'");
+  }
+  if (n_bindings > kMaxBindingsPerSet) {
+    return fail(ErrorCode::kInternal, "vulkan: pipeline '" + key + "' has too many bindings");
   }
   if (push_size > info_.caps.max_push_constants_size) {
     return fail(ErrorCode::kCapabilityMissing,
@@ -295,140 +343,6 @@ Result<const Pipeline*> Device::pipeline(std::string_view shader, std::uint32_t 
   const Pipeline* raw = p.get();
   pipelines_.emplace(key, std::move(p));
   return raw;
-}
-
-void Recorder::barrier() {
-  VkMemoryBarrier mb{};
-  mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask =
-      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                       &mb, 0, nullptr, 0, nullptr);
-}
-
-Result<void> Recorder::dispatch(const Pipeline& p, std::span<const BufferPtr> buffers,
-                                const void* push, std::uint32_t push_size, std::uint32_t groups) {
-  if (buffers.size() != p.n_bindings || push_size != p.push_size) {
-    return fail(ErrorCode::kInternal, "vulkan: dispatch arguments do not match the pipeline");
-  }
-  if (groups > device_.info_.caps.max_compute_workgroup_count_x) {
-    return fail(ErrorCode::kLimitExceeded, "vulkan: dispatch of " + std::to_string(groups) +
-                                               " workgroups exceeds the device limit");
-  }
-  VkDescriptorSetAllocateInfo ai{};
-  ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  ai.descriptorPool = pool_;
-  ai.descriptorSetCount = 1;
-  ai.pSetLayouts = &p.set_layout;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  EREDU_VK_CHECK_(vkAllocateDescriptorSets(device_.device_, &ai, &set));
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i]->handle(), 0, VK_WHOLE_SIZE};
-    writes[i] = {};
-    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-    writes[i].dstSet = set;
-    writes[i].dstBinding = static_cast<std::uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-    keep_.push_back(buffers[i]);
-  }
-  vkUpdateDescriptorSets(device_.device_, static_cast<std::uint32_t>(writes.size()), writes.data(),
-                         0, nullptr);
-  vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
-  vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
-  if (push_size > 0) {
-    vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
-  }
-  if (groups > 0) vkCmdDispatch(cb_, groups, 1, 1);
-  barrier();
-  return ok();
-}
-
-Result<void> Recorder::upload(const BufferPtr& dst, std::span<const std::byte> bytes,
-                              std::size_t dst_offset) {
-  if (dst_offset > dst->size() || bytes.size() > dst->size() - dst_offset) {
-    return fail(ErrorCode::kInvalidArgument, "vulkan: upload outside its buffer");
-  }
-  if (bytes.empty()) return ok();
-  EREDU_TRY(BufferPtr staging, device_.create_staging_buffer(bytes.size()));
-  std::memcpy(staging->mapped(), bytes.data(), bytes.size());
-  const VkBufferCopy region{0, dst_offset, bytes.size()};
-  vkCmdCopyBuffer(cb_, staging->handle(), dst->handle(), 1, &region);
-  keep_.push_back(staging);
-  keep_.push_back(dst);
-  barrier();
-  return ok();
-}
-
-Result<void> Recorder::download(const BufferPtr& src, std::span<std::byte> out) {
-  if (out.size() > src->size()) {
-    return fail(ErrorCode::kInvalidArgument, "vulkan: download larger than its buffer");
-  }
-  EREDU_TRY(BufferPtr staging, device_.create_staging_buffer(out.size()));
-  if (out.empty()) return ok();
-  const VkBufferCopy region{0, 0, out.size()};
-  vkCmdCopyBuffer(cb_, src->handle(), staging->handle(), 1, &region);
-  keep_.push_back(src);
-  readbacks_.emplace_back(staging, out);
-  return ok();
-}
-
-Result<Completion> Device::submit(const std::function<Result<void>(Recorder&)>& record) {
-  auto state = std::make_shared<SubmissionState>();
-  state->device = shared_from_this();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    VkCommandBufferAllocateInfo ai{};
-    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    ai.commandPool = command_pool_;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    EREDU_VK_CHECK_(vkAllocateCommandBuffers(device_, &ai, &state->cb));
-  }
-  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 256};
-  VkDescriptorPoolCreateInfo pi{};
-  pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  pi.maxSets = 64;
-  pi.poolSizeCount = 1;
-  pi.pPoolSizes = &size;
-  EREDU_VK_CHECK_(vkCreateDescriptorPool(device_, &pi, nullptr, &state->pool));
-
-  VkCommandBufferBeginInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  EREDU_VK_CHECK_(vkBeginCommandBuffer(state->cb, &bi));
-  Recorder rec(*this, state->cb, state->pool);
-  const Result<void> recorded = record(rec);
-  EREDU_VK_CHECK_(vkEndCommandBuffer(state->cb));
-  if (!recorded.has_value()) return fail(recorded.error());
-  state->keep = std::move(rec.keep_);
-  state->readbacks = std::move(rec.readbacks_);
-  for (auto& rb : state->readbacks)
-    state->keep.push_back(rb.first);
-
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::uint64_t value = next_value_ + 1;
-  VkTimelineSemaphoreSubmitInfo ti{};
-  ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  ti.signalSemaphoreValueCount = 1;
-  ti.pSignalSemaphoreValues = &value;
-  VkSubmitInfo si{};
-  si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  si.pNext = &ti;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &state->cb;
-  si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &timeline_;
-  const VkResult r = vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
-  if (r != VK_SUCCESS) return fail(vk_error("vkQueueSubmit", r));
-  next_value_ = value;
-  state->value = value;
-  return Completion(std::move(state));
 }
 
 }  // namespace eredu::vulkan

@@ -86,6 +86,10 @@ Result<void> run(Device& device, const std::function<Result<void>(Recorder&)>& r
 
 }  // namespace
 
+const char* weight_shader_suffix(DType dtype) noexcept {
+  return weight_suffix(dtype);
+}
+
 bool supports_weight_dtype(DType dtype) noexcept {
   return weight_suffix(dtype) != nullptr;
 }

@@ -8,6 +8,11 @@
 
 namespace eredu::vulkan {
 
+namespace shader {
+using uint = std::uint32_t;
+#include "eredu/backends/vulkan/push_constants.h"
+}  // namespace shader
+
 Result<KvCache> KvCache::create(std::shared_ptr<Device> device, std::size_t n_layers,
                                 std::size_t capacity, std::size_t n_head_kv, std::size_t head_dim,
                                 DType dtype) {
@@ -72,6 +77,46 @@ Result<void> KvCache::write(std::size_t layer, std::size_t start, const float* k
     return r.upload(v_[layer], vb, offset);
   }));
   EREDU_TRY_VOID(done.wait());
+  if (start + n_tokens > length_) length_ = start + n_tokens;
+  return ok();
+}
+
+Result<void> KvCache::record_write(Recorder& r, std::size_t layer, std::size_t start,
+                                   const BufferPtr& k, const BufferPtr& v, std::size_t n_tokens) {
+  if (layer >= k_.size()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "vulkan: KV cache has no layer " + std::to_string(layer));
+  }
+  if (start > length_ || n_tokens > capacity_ || start > capacity_ - n_tokens) {
+    return fail(ErrorCode::kLimitExceeded,
+                "vulkan: KV cache write at " + std::to_string(start) + " of " +
+                    std::to_string(n_tokens) + " rows exceeds the length " +
+                    std::to_string(length_) + " or the capacity " + std::to_string(capacity_));
+  }
+  const std::size_t row = n_head_kv_ * head_dim_;
+  const std::size_t count = n_tokens * row;
+  if (k == nullptr || v == nullptr || k->size() < count * sizeof(float) ||
+      v->size() < count * sizeof(float)) {
+    return fail(ErrorCode::kInvalidArgument, "vulkan: KV cache write from too small a buffer");
+  }
+  const bool f16 = dtype_ == DType::kF16;
+  if (f16 && row % 2 != 0) {
+    return fail(ErrorCode::kUnsupported, "vulkan: an F16 KV cache needs an even row width");
+  }
+  if (count == 0) return ok();
+  if (start * row + count > UINT32_MAX / 4) {
+    return fail(ErrorCode::kLimitExceeded, "vulkan: KV cache too large for 32-bit indexing");
+  }
+  EREDU_TRY(const Pipeline* p, r.device().pipeline(f16 ? "kv_store_f16" : "kv_store_f32", 2,
+                                                   sizeof(shader::KvStorePush)));
+  const shader::KvStorePush push{static_cast<std::uint32_t>(count),
+                                 static_cast<std::uint32_t>(start * row)};
+  const std::uint32_t invocations = static_cast<std::uint32_t>(f16 ? count / 2 : count);
+  const std::uint32_t groups = (invocations + 63) / 64;
+  const BufferPtr kb[] = {k, k_[layer]};
+  EREDU_TRY_VOID(r.dispatch(*p, kb, &push, sizeof(push), groups));
+  const BufferPtr vb[] = {v, v_[layer]};
+  EREDU_TRY_VOID(r.dispatch(*p, vb, &push, sizeof(push), groups));
   if (start + n_tokens > length_) length_ = start + n_tokens;
   return ok();
 }

@@ -29,6 +29,13 @@ class KvCache {
   Result<void> write(std::size_t layer, std::size_t start, const float* k, const float* v,
                      std::size_t n_tokens);
 
+  // The same inside a recording: k and v are device buffers of F32 rows; a kv_store shader
+  // converts (F16) and stores them, ordered after the commands recorded before it. The length is
+  // updated now (the caller truncates back if the recording is abandoned). An F16 cache needs an
+  // even n_head_kv * head_dim.
+  Result<void> record_write(Recorder& r, std::size_t layer, std::size_t start, const BufferPtr& k,
+                            const BufferPtr& v, std::size_t n_tokens);
+
   [[nodiscard]] std::size_t length() const noexcept { return length_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] std::size_t n_head_kv() const noexcept { return n_head_kv_; }

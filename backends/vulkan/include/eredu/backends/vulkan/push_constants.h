@@ -37,6 +37,27 @@ EREDU_PC_BLOCK(GetRowPush) {
 EREDU_PC_INSTANCE;
 #endif
 
+#if EREDU_PC_ALL || defined(EREDU_PC_EMBED)
+// Embedding lookup of n_tokens ids (a device buffer) into [n_tokens][cols] F32.
+EREDU_PC_BLOCK(EmbedPush) {
+  uint n_tokens;
+  uint cols;
+  uint row_bytes;
+  uint n_rows;
+}
+EREDU_PC_INSTANCE;
+#endif
+
+#if EREDU_PC_ALL || defined(EREDU_PC_KV_STORE)
+// Stores n F32 values into a KV cache buffer from element dst_offset on (as F16 with KV_F16,
+// where n and dst_offset are even: one invocation converts a pair into one 32-bit word).
+EREDU_PC_BLOCK(KvStorePush) {
+  uint n;
+  uint dst_offset;
+}
+EREDU_PC_INSTANCE;
+#endif
+
 #if EREDU_PC_ALL || defined(EREDU_PC_RMS_NORM)
 EREDU_PC_BLOCK(RmsNormPush) {
   uint n_rows;

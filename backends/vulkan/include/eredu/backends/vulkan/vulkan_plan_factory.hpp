@@ -1,0 +1,62 @@
+#pragma once
+// VulkanPlanFactory: the Vulkan backend's ExecutionPlanBackendFactory (and
+// AutomaticPlanningBackend). It realizes plans that name backend "vulkan" and a device
+// "vulkan:<index>" that exists and is usable, whose required device and session capabilities the
+// backend provides, and whose drafting is disabled (no drafter yet: an external drafting plan is
+// rejected with kUnsupported). Every rejection happens before any weight byte is read.
+// discover_hardware lists every physical device, the one `backend_options.device` selects (by
+// default the preferred one: a discrete GPU before llvmpipe) first. The backend it makes runs on
+// the plan's device, with the options' validation setting; the load options it returns are
+// `load_options`.
+
+#include <optional>
+
+#include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "eredu/core/backend_id.hpp"
+#include "eredu/core/concepts/execution_plan_backend_factory.hpp"
+#include "eredu/plan/automatic_planning.hpp"
+#include "eredu/plan/execution_plan.hpp"
+#include "eredu/plan/realization.hpp"
+#include "eredu/runtime/model_runtime.hpp"
+
+namespace eredu::vulkan {
+
+// The CPU has no drafter: these types exist so the factory names them; none is ever built.
+struct VulkanDrafterPreparation {};
+struct VulkanDrafter {};
+
+class VulkanPlanFactory {
+ public:
+  using backend = VulkanBackend;
+  using drafter_preparation = VulkanDrafterPreparation;
+  using drafter = VulkanDrafter;
+
+  explicit VulkanPlanFactory(VulkanBackendOptions backend_options = {},
+                             VulkanLoadOptions load_options = {})
+      : backend_options_(std::move(backend_options)), load_options_(load_options) {}
+
+  [[nodiscard]] BackendId backend_id() const;
+  [[nodiscard]] Result<plan::HardwareProfile, plan::AutomaticPlanningError> discover_hardware()
+      const;
+  // Accepted when the plan is realizable here and the architecture is one the CPU runs.
+  [[nodiscard]] Result<plan::CandidateAdmission, plan::AutomaticPlanningError> admit_candidate(
+      const ArtifactInspection& inspection, const plan::ExecutionPlan& candidate) const;
+  [[nodiscard]] Result<plan::ExecutionPlanTarget<VulkanBackend>, plan::AutomaticPlanningError>
+  realize_target(const plan::ExecutionPlan& execution_plan) const;
+  [[nodiscard]] Result<plan::RealizedDrafting<VulkanDrafter>, plan::AutomaticPlanningError>
+  realize_drafting(const plan::ExecutionPlan& execution_plan,
+                   const runtime::ModelRuntime<VulkanBackend>& target,
+                   std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&&
+                       external_artifact) const;
+
+  // The checks realize_target makes (backend id, device, capabilities, drafting), as an Error.
+  [[nodiscard]] Result<void> check_plan(const plan::ExecutionPlan& execution_plan) const;
+
+ private:
+  VulkanBackendOptions backend_options_;
+  VulkanLoadOptions load_options_;
+};
+
+static_assert(diagnose::execution_plan_backend_factory<VulkanPlanFactory>());
+
+}  // namespace eredu::vulkan

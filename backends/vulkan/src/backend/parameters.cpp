@@ -1,0 +1,131 @@
+// VulkanBackend's ParameterBackend: a lease's packed bytes are copied once into a staging buffer
+// and uploaded to a device-local buffer in their own submission (blocks stay packed; the shaders
+// decode them). Norm gains (vectors) are decoded to F32 on the host first: they are tiny and the
+// rms_norm shader reads F32. finish_materialization waits for the upload.
+#include <cstring>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "eredu/backends/cpu/kernel_types.hpp"
+#include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/backends/vulkan/kernels.hpp"
+#include "eredu/backends/vulkan/vulkan_backend.hpp"
+
+namespace eredu::vulkan {
+namespace {
+
+Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
+    const checkpoint::DerivedWeightRecipe& recipe) {
+  const auto* source = std::get_if<checkpoint::DerivedWeightRecipe::Source>(&recipe.node());
+  if (source == nullptr || !std::holds_alternative<checkpoint::FullSelection>(source->selection)) {
+    return fail(Error(ErrorCode::kUnsupported,
+                      "vulkan backend materializes whole-tensor Source recipes only, not '" +
+                          std::string(recipe.kind_name()) + "'"));
+  }
+  return source;
+}
+
+bool is_vector_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
+  const bool ok_dtype = rank == 1 ? is_vector_dtype(dtype) : supports_weight_dtype(dtype);
+  if (!ok_dtype || rank == 0 || rank > 2) {
+    return fail(Error(ErrorCode::kUnsupported, "vulkan backend cannot run tensor " + name + " (" +
+                                                   std::string(dtype_info(dtype).name) + ", rank " +
+                                                   std::to_string(rank) + ")")
+                    .with_subject(name));
+  }
+  return ok();
+}
+
+}  // namespace
+
+Result<void> VulkanBackend::preflight_recipe(const checkpoint::DerivedWeightRecipe& recipe,
+                                             const checkpoint::CheckpointSource& source) {
+  EREDU_TRY(auto src, whole_source(recipe));
+  auto meta = recipe.infer(source.catalog());
+  if (!meta) return fail(Error(meta.error()));
+  return check_encoding(src->key, meta->dtype, meta->shape.size());
+}
+
+Result<VulkanMaterialization> VulkanBackend::materialize(checkpoint::CheckpointLease&& lease,
+                                                         const materialization_context& context) {
+  checkpoint::CheckpointLease held = std::move(lease);  // released when this function returns
+  if (context.device == nullptr) {
+    return fail(ErrorCode::kInvalidArgument, "vulkan: materialization without a device");
+  }
+  const std::vector<std::uint64_t> shape(held.output_shape().begin(), held.output_shape().end());
+  EREDU_TRY_VOID(check_encoding(held.name(), held.dtype(), shape.size()));
+  std::span<const std::byte> bytes = held.bytes();
+  const auto expected = checked_byte_size(held.dtype(), shape);
+  if (!expected || *expected != bytes.size()) {
+    return fail(Error(ErrorCode::kInvalidModel, "tensor " + held.name() + " has the wrong size")
+                    .with_subject(held.name()));
+  }
+  VulkanWeight w;
+  w.name = held.name();
+  w.dtype = held.dtype();
+  w.shape = shape;
+  std::vector<float> decoded;
+  if (shape.size() == 1 && w.dtype != DType::kF32) {
+    try {
+      decoded.resize(static_cast<std::size_t>(shape[0]));
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name());
+    }
+    cpu::kernels().get_row(cpu::MatrixView{w.dtype, bytes.data(), 1, decoded.size()}, 0,
+                           decoded.data());
+    bytes = std::as_bytes(std::span<const float>(decoded));
+    w.dtype = DType::kF32;
+  }
+  w.bytes = bytes.size();
+  Device& device = *context.device;
+  EREDU_TRY(w.buffer, device.create_device_buffer(bytes.size()));
+  // A one-off staging buffer (not the pool's power-of-two ones: weights are large and uploaded
+  // once), copied on the device and released with the upload's completion.
+  EREDU_TRY(BufferPtr staging, device.create_staging_buffer(bytes.size()));
+  if (!bytes.empty()) std::memcpy(staging->mapped(), bytes.data(), bytes.size());
+  EREDU_TRY(Completion upload, device.submit([&](Recorder& r) -> Result<void> {
+    return r.copy(staging, 0, w.buffer, 0, bytes.size());
+  }));
+  return VulkanMaterialization{std::move(w), std::move(upload)};
+}
+
+Result<VulkanMaterialization> VulkanBackend::materialize_recipe(
+    const checkpoint::DerivedWeightRecipe& recipe, const checkpoint::CheckpointSource& source,
+    const materialization_context& context) {
+  EREDU_TRY(auto src, whole_source(recipe));
+  EREDU_TRY(auto lease, source.acquire_lease(checkpoint::TensorReadRequest{src->key}));
+  return materialize(std::move(lease), context);
+}
+
+Result<VulkanWeight> VulkanBackend::finish_materialization(materialization&& in_flight) {
+  EREDU_TRY_VOID(in_flight.upload.wait());
+  return std::move(in_flight.weight);
+}
+
+Result<void> VulkanBackend::validate_bind(const parameter& slot, const materialized_weight& w) {
+  if (!w.bound()) {
+    return fail(Error(ErrorCode::kInvalidArgument, "weight for '" + slot.name + "' holds no data")
+                    .with_subject(slot.name));
+  }
+  if (!slot.shape.empty() && w.shape != slot.shape) {
+    return fail(Error(ErrorCode::kInvalidModel,
+                      "tensor " + w.name + " has wrong shape for parameter '" + slot.name +
+                          "'; expected " + ::eredu::model::llama::format_shape(slot.shape) +
+                          ", got " + ::eredu::model::llama::format_shape(w.shape))
+                    .with_subject(slot.name));
+  }
+  EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));
+  const auto bytes = checked_byte_size(w.dtype, w.shape);
+  if (!bytes || *bytes != w.bytes || w.buffer->size() < w.bytes) {
+    return fail(Error(ErrorCode::kInvalidModel, "weight " + w.name + " has the wrong byte size")
+                    .with_subject(slot.name));
+  }
+  return ok();
+}
+
+}  // namespace eredu::vulkan

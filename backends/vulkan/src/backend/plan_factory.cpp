@@ -1,0 +1,124 @@
+// VulkanPlanFactory (see vulkan_plan_factory.hpp).
+#include "eredu/backends/vulkan/vulkan_plan_factory.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace eredu::vulkan {
+namespace {
+
+// "vulkan:<index>" -> index.
+std::optional<std::uint32_t> device_index(const std::string& id) {
+  constexpr std::string_view prefix = "vulkan:";
+  if (id.size() <= prefix.size() || id.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  std::uint64_t value = 0;
+  for (std::size_t i = prefix.size(); i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || value > 100000) return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(id[i] - '0');
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+BackendId VulkanPlanFactory::backend_id() const {
+  return BackendId::create("vulkan").value();
+}
+
+Result<plan::HardwareProfile, plan::AutomaticPlanningError> VulkanPlanFactory::discover_hardware()
+    const {
+  auto instance = Instance::create(InstanceOptions{});
+  if (!instance) {
+    return Unexpected(plan::AutomaticPlanningError::backend("discover_hardware", instance.error()));
+  }
+  const auto& infos = (*instance)->devices();
+  auto selected = select_device(infos, backend_options_.device);
+  if (!selected) {
+    return Unexpected(plan::AutomaticPlanningError::backend("discover_hardware", selected.error()));
+  }
+  plan::HardwareProfile profile;
+  profile.devices = device_reports(infos);
+  // The selected device first: callers that plan for "the first device" get the preferred one.
+  auto it = std::find_if(profile.devices.begin(), profile.devices.end(), [&](const auto& d) {
+    return d.descriptor.id == "vulkan:" + std::to_string(*selected);
+  });
+  if (it != profile.devices.end()) std::rotate(profile.devices.begin(), it, it + 1);
+  return profile;
+}
+
+Result<void> VulkanPlanFactory::check_plan(const plan::ExecutionPlan& p) const {
+  if (p.device().backend().value() != "vulkan") {
+    return fail(Error(ErrorCode::kUnsupported, "the plan names backend '" +
+                                                   std::string(p.device().backend().value()) +
+                                                   "', not 'vulkan'")
+                    .with_subject("backend"));
+  }
+  EREDU_TRY(auto devices, discover_device_reports());
+  const DeviceReport* device = nullptr;
+  std::string known;
+  for (const auto& report : devices) {
+    if (report.descriptor.id == p.device().device()) device = &report;
+    known += (known.empty() ? "" : ", ") + report.descriptor.id;
+  }
+  if (device == nullptr) {
+    return fail(Error(ErrorCode::kNotFound, "the vulkan backend has no device '" +
+                                                p.device().device() + "' (it has " +
+                                                (known.empty() ? std::string("none") : known) + ")")
+                    .with_subject("device"));
+  }
+  EREDU_TRY_VOID(p.validate_device_capabilities(device->capabilities));
+  EREDU_TRY_VOID(p.validate_session_capabilities(VulkanBackend::realized_session_capabilities()));
+  if (p.drafting().is_external()) {
+    return fail(Error(ErrorCode::kUnsupported, "the vulkan backend has no external drafter yet")
+                    .with_subject("drafting"));
+  }
+  return ok();
+}
+
+Result<plan::CandidateAdmission, plan::AutomaticPlanningError> VulkanPlanFactory::admit_candidate(
+    const ArtifactInspection& inspection, const plan::ExecutionPlan& candidate) const {
+  if (auto checked = check_plan(candidate); !checked) {
+    return plan::CandidateAdmission::rejected(checked.error().what());
+  }
+  if (!::eredu::model::llama::is_llama_architecture(inspection.architecture)) {
+    return plan::CandidateAdmission::rejected("architecture '" + inspection.architecture +
+                                              "' is not supported by the vulkan backend");
+  }
+  return plan::CandidateAdmission::accepted();
+}
+
+Result<plan::ExecutionPlanTarget<VulkanBackend>, plan::AutomaticPlanningError>
+VulkanPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) const {
+  if (auto checked = check_plan(execution_plan); !checked) {
+    return Unexpected(plan::AutomaticPlanningError::invalid(checked.error()));
+  }
+  const auto index = device_index(execution_plan.device().device());
+  if (!index) {
+    return Unexpected(plan::AutomaticPlanningError::invalid(
+        Error(ErrorCode::kInvalidArgument,
+              "device '" + execution_plan.device().device() + "' is not vulkan:<index>")
+            .with_subject("device")));
+  }
+  VulkanBackendOptions options = backend_options_;
+  options.device = std::to_string(*index);
+  auto created = VulkanBackend::create(options);
+  if (!created) {
+    return Unexpected(plan::AutomaticPlanningError::backend("realize_target", created.error()));
+  }
+  return plan::ExecutionPlanTarget<VulkanBackend>{std::move(*created), load_options_};
+}
+
+Result<plan::RealizedDrafting<VulkanDrafter>, plan::AutomaticPlanningError>
+VulkanPlanFactory::realize_drafting(
+    const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<VulkanBackend>&,
+    std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&& external_artifact)
+    const {
+  if (execution_plan.drafting().is_external() || external_artifact.has_value()) {
+    return Unexpected(plan::AutomaticPlanningError::invalid(
+        Error(ErrorCode::kUnsupported, "the vulkan backend realizes disabled drafting only")
+            .with_subject("drafting")));
+  }
+  return plan::RealizedDrafting<VulkanDrafter>::disabled();
+}
+
+}  // namespace eredu::vulkan
