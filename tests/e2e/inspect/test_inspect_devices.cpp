@@ -36,7 +36,9 @@ TEST(InspectDevices, JsonListsTheCpuAndEveryKnownBackendOnce) {
       EXPECT_EQ(device["id"].get<std::string>().rfind(name + ":", 0), 0u) << device["id"];
       EXPECT_FALSE(device["name"].get<std::string>().empty());
       EXPECT_TRUE(device["usable"].is_boolean());
-      if (!device["usable"].get<bool>()) EXPECT_TRUE(device["unusable_reason"].is_string());
+      if (!device["usable"].get<bool>()) {
+        EXPECT_TRUE(device["unusable_reason"].is_string());
+      }
       if (name == "vulkan") {
         for (const char* key :
              {"type", "api_version", "storage_buffer_16bit", "storage_buffer_8bit",
