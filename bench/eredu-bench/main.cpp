@@ -79,19 +79,27 @@ eredu::Result<std::vector<eredu::bench::TestResult>> run_on_backend(
   }
   // ---------------------------------------------------------------------------------------------
   // PLUG-IN POINT for other backends. A backend that loads through eredu::runtime (same concepts
-  // as CpuBackend) needs only these lines, e.g. for Vulkan once eredu::vulkan::VulkanBackend has
-  // landed (include "eredu/backends/vulkan/vulkan_backend.hpp" above):
+  // as CpuBackend) needs only these lines. For Vulkan, with the API that landed on main in
+  // 307433c (add `#include "eredu/backends/vulkan/vulkan_backend.hpp"` under the same #if at the
+  // top, and optionally a --device option for VulkanBackendOptions::device):
   //
   //   #if defined(EREDU_HAVE_VULKAN_BACKEND)
   //   if (options.backend == "vulkan") {
-  //     eredu::vulkan::VulkanLoadOptions load;   // the backend's load_options type
+  //     auto vk = eredu::vulkan::VulkanBackend::create(eredu::vulkan::VulkanBackendOptions{});
+  //     if (!vk) return eredu::fail(std::move(vk).error());
+  //     eredu::vulkan::VulkanLoadOptions load;
   //     load.context_length = context;
-  //     return eredu::bench::run_model(eredu::vulkan::VulkanBackend(/* device options */), load,
-  //                                    inspection, facts, "vulkan", threads, run);
+  //     load.kv_cache_type = options.kv_type == "f32" ? eredu::vulkan::KvCacheType::kF32
+  //                                                   : eredu::vulkan::KvCacheType::kF16;
+  //     return eredu::bench::run_model(std::move(vk).value(), load, inspection, facts, "vulkan",
+  //                                    threads, run);
   //   }
   //   #endif
   //
-  // and likewise under EREDU_HAVE_CUDA_BACKEND for "cuda". Until then both are refused here.
+  // (run_model waits on each submission's completion, so a GPU's time is fully counted.) Then
+  // change BenchErrors.BackendsNotBuiltIntoTheBenchAreRefusedByName to expect vulkan to work
+  // where EREDU_HAVE_VULKAN_BACKEND is defined. Likewise under EREDU_HAVE_CUDA_BACKEND for "cuda".
+  // Until then both are refused here.
   // ---------------------------------------------------------------------------------------------
   std::string why = "backend " + options.backend + " is not built into eredu-bench";
 #if defined(EREDU_HAVE_VULKAN_BACKEND)
