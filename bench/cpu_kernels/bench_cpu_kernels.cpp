@@ -11,7 +11,7 @@
 // 2048 x 8192; rows = outputs, cols = inputs; both row lengths are whole K-quant super-blocks).
 // Threads default to 2 (the machine of the benchmark issue); EREDU_BENCH_THREADS overrides.
 //   eredu_bench_cpu_kernels --benchmark_filter='Matvec/Q4_0'
-// With default flags the whole run takes about two minutes on a 2-core machine.
+// With default flags the whole set runs in about half a minute on a 2-core machine.
 
 #include <benchmark/benchmark.h>
 
