@@ -1,4 +1,8 @@
 // eredu-inspect PATH [--json] [--max-array N] [--max-string N] [--tensors|--no-tensors]
+// eredu-inspect --devices [--json]
+//
+// --devices lists every device of every backend built into the binary (see devices.hpp); a
+// backend without a device (no Vulkan driver, say) is a line in the listing, exit code 0.
 //
 // Prints what a checkpoint holds and whether it is valid. Exit codes: 0 valid; 2 for a malformed
 // or missing input and for usage errors, with exactly one line on stderr; 1 when the output could
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "devices.hpp"
 #include "eredu/core/log.hpp"
 #include "inspect.hpp"
 #include "output.hpp"
@@ -61,6 +66,22 @@ bool write_stdout(const std::string& text) {
          std::fflush(stdout) == 0;
 }
 
+// --devices: the listing on stdout; the backends' own log lines (driver probing) stay off stderr.
+int print_devices(bool json) {
+  WarningCollector quiet;
+  const auto backends = eredu::inspect::list_devices();
+  const std::string text =
+      json ? eredu::inspect::render_devices_json(backends).dump(
+                 2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                 "\n"
+           : eredu::inspect::render_devices_text(backends);
+  if (!write_stdout(text)) {
+    std::fputs("eredu-inspect: cannot write the output\n", stderr);
+    return kExitOutputFailed;
+  }
+  return kExitOk;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Prints what a GGUF file (any shard of a split set), a .safetensors file or a SafeTensors "
@@ -71,8 +92,12 @@ int run(int argc, char** argv) {
   bool json = false;
   bool show_tensors = true;
   eredu::inspect::OutputOptions options;
-  app.add_option("path", path, "GGUF file, .safetensors file, index.json or model directory")
-      ->required();
+  bool devices = false;
+  auto* path_option =
+      app.add_option("path", path, "GGUF file, .safetensors file, index.json or model directory");
+  app.add_flag("--devices", devices,
+               "list every device of every built backend with its capabilities (no PATH)")
+      ->excludes(path_option);
   app.add_flag("--json", json, "print one JSON object instead of text");
   app.add_option("--max-array", options.limits.max_array,
                  "array elements shown per metadata value (default 8)")
@@ -90,6 +115,8 @@ int run(int argc, char** argv) {
     return fail_with(std::string("usage error: ") + e.what() + " (see --help)");
   }
   options.tensors = show_tensors;
+  if (devices) return print_devices(json);
+  if (path.empty()) return fail_with("usage error: a path is required (or --devices; see --help)");
 
   WarningCollector warnings;
   auto report = eredu::inspect::inspect_path(path);

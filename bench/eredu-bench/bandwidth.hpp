@@ -1,0 +1,35 @@
+#pragma once
+// Memory-read bandwidth of this machine: `threads` threads each sum their share of one large
+// buffer (AVX2 256-bit loads where the CPU has AVX2, 64-bit loads otherwise). The buffer is
+// written first (so every page is mapped) and then read `passes` times; the best pass is the
+// figure decode throughput is compared with (llama1b decode at X% of it).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eredu/core/result.hpp"
+
+namespace eredu::bench {
+
+struct BandwidthOptions {
+  std::size_t threads = 1;
+  std::uint64_t bytes = std::uint64_t{1} << 30;  // 1 GiB: far beyond any last-level cache
+  std::size_t passes = 10;
+};
+
+struct BandwidthResult {
+  std::size_t threads = 0;
+  std::uint64_t bytes = 0;
+  std::string method;                 // "avx2" or "scalar"
+  std::vector<double> pass_gb_per_s;  // each pass: bytes / seconds / 1e9
+  [[nodiscard]] double best() const;
+  [[nodiscard]] double median() const;
+};
+
+// kInvalidArgument for zero threads, passes or a buffer under 1 MiB; kCapacityExhausted when the
+// buffer cannot be allocated.
+[[nodiscard]] Result<BandwidthResult> measure_read_bandwidth(const BandwidthOptions& options);
+
+}  // namespace eredu::bench
