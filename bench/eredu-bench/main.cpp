@@ -2,7 +2,7 @@
 // as llama.cpp's llama-bench measures them, and the machine's memory-read bandwidth.
 //
 //   eredu-bench -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 2] [--backend cpu|vulkan|cuda]
-//               [--kv-type f16|f32] [-o md|csv|json]
+//               [--device D] [--kv-type f16|f32] [-o md|csv|json]
 //   eredu-bench --bandwidth [-t 2] [--bandwidth-mib 1024] [-r 10] [-o md|csv|json]
 //
 // -p, -n and -t take comma-separated lists (one test / run per value). The table goes to stdout,
@@ -21,6 +21,9 @@
 #include "bandwidth.hpp"
 #include "bench_runner.hpp"
 #include "eredu/backends/cpu/cpu_backend.hpp"
+#if defined(EREDU_HAVE_VULKAN_BACKEND)
+#include "eredu/backends/vulkan/vulkan_backend.hpp"
+#endif
 #include "eredu/core/log.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "model_facts.hpp"
@@ -37,6 +40,7 @@ struct Options {
   std::uint32_t repetitions = 3;
   std::vector<std::size_t> threads;
   std::string backend = "cpu";
+  std::string device;  // --device for the Vulkan backend (index or name substring)
   std::string kv_type = "f16";
   std::string output = "md";
   bool bandwidth = false;
@@ -77,41 +81,29 @@ eredu::Result<std::vector<eredu::bench::TestResult>> run_on_backend(
     return eredu::bench::run_model(eredu::cpu::CpuBackend(eredu::cpu::CpuBackendOptions{threads}),
                                    load, inspection, facts, "cpu", threads, run);
   }
-  // ---------------------------------------------------------------------------------------------
-  // PLUG-IN POINT for other backends. A backend that loads through eredu::runtime (same concepts
-  // as CpuBackend) needs only these lines. For Vulkan, with the API that landed on main in
-  // 307433c (add `#include "eredu/backends/vulkan/vulkan_backend.hpp"` under the same #if at the
-  // top, and optionally a --device option for VulkanBackendOptions::device):
-  //
-  //   #if defined(EREDU_HAVE_VULKAN_BACKEND)
-  //   if (options.backend == "vulkan") {
-  //     auto vk = eredu::vulkan::VulkanBackend::create(eredu::vulkan::VulkanBackendOptions{});
-  //     if (!vk) return eredu::fail(std::move(vk).error());
-  //     eredu::vulkan::VulkanLoadOptions load;
-  //     load.context_length = context;
-  //     load.kv_cache_type = options.kv_type == "f32" ? eredu::vulkan::KvCacheType::kF32
-  //                                                   : eredu::vulkan::KvCacheType::kF16;
-  //     return eredu::bench::run_model(std::move(vk).value(), load, inspection, facts, "vulkan",
-  //                                    threads, run);
-  //   }
-  //   #endif
-  //
-  // (run_model waits on each submission's completion, so a GPU's time is fully counted.) Then
-  // change BenchErrors.BackendsNotBuiltIntoTheBenchAreRefusedByName to expect vulkan to work
-  // where EREDU_HAVE_VULKAN_BACKEND is defined. Likewise under EREDU_HAVE_CUDA_BACKEND for "cuda".
-  // Until then both are refused here.
-  // ---------------------------------------------------------------------------------------------
-  std::string why = "backend " + options.backend + " is not built into eredu-bench";
 #if defined(EREDU_HAVE_VULKAN_BACKEND)
   if (options.backend == "vulkan") {
-    why +=
-        " (the Vulkan backend library is built, but it has no model runtime for eredu-bench yet)";
+    // run_model waits on each submission's completion, so the device's time is fully counted.
+    eredu::vulkan::VulkanBackendOptions backend_options;
+    backend_options.device = options.device;
+    EREDU_TRY(auto vk, eredu::vulkan::VulkanBackend::create(std::move(backend_options)));
+    eredu::vulkan::VulkanLoadOptions load;
+    load.context_length = context;
+    load.kv_cache_type = options.kv_type == "f32" ? eredu::vulkan::KvCacheType::kF32
+                                                  : eredu::vulkan::KvCacheType::kF16;
+    return eredu::bench::run_model(std::move(vk), load, inspection, facts, "vulkan", threads, run);
   }
 #endif
+  // A backend that loads through eredu::runtime (same concepts as CpuBackend) plugs in as above.
+  std::string why = "backend " + options.backend + " is not built into eredu-bench";
 #if defined(EREDU_HAVE_CUDA_BACKEND)
   if (options.backend == "cuda") why += " (the CUDA backend has no model runtime yet)";
 #endif
+#if defined(EREDU_HAVE_VULKAN_BACKEND)
+  why += "; available: cpu, vulkan";
+#else
   why += "; available: cpu";
+#endif
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
 
@@ -206,6 +198,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--backend", options.backend, "cpu, vulkan or cuda")
       ->check(CLI::IsMember({"cpu", "vulkan", "cuda"}));
+  app.add_option("--device", options.device,
+                 "Vulkan device: index or name substring (default: discrete GPU first)");
   app.add_option("--kv-type", options.kv_type, "KV cache element type (llama-bench: f16)")
       ->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("-o,--output", options.output, "md, csv or json")

@@ -47,7 +47,11 @@ TEST(BenchErrors, FileThatIsNotAModelIsRejectedBeforeAnyMeasurement) {
 TEST(BenchErrors, BackendsNotBuiltIntoTheBenchAreRefusedByName) {
   EREDU_REQUIRE_BENCH_BINARY();
   EREDU_REQUIRE_SHARED_PATH(stories_model());
-  for (const std::string backend : {"vulkan", "cuda"}) {
+  std::vector<std::string> not_built{"cuda"};  // no CUDA model runtime exists yet
+#if !defined(EREDU_HAVE_VULKAN_BACKEND)
+  not_built.push_back("vulkan");
+#endif
+  for (const std::string& backend : not_built) {
     expect_bad_input(run_bench({"-m", stories_model().string(), "--backend", backend, "-p", "4",
                                 "-n", "2", "-r", "1", "-q"}),
                      "backend " + backend + " is not built into eredu-bench");
