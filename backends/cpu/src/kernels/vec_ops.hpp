@@ -27,6 +27,22 @@ struct ActQ8Block {
 // sum over blocks of (weight block . activation block) for one packed weight row.
 using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
 
+// Tiled products for several tokens at once, written into y[t * ldy + r] for rows r < m and tokens
+// t < n. The weight rows are `w_stride` bytes (or floats) apart, the activation rows `n_blocks`
+// blocks (or `ldx` floats) apart.
+//
+// QuantGemm gives each element exactly the value quant_row_dot gives it (the same operations in
+// the same order, only register-blocked over several rows and tokens), so a matmul result does not
+// depend on how rows and tokens are grouped.
+using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                           std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy);
+// FloatGemm: per element one 8-lane FMA chain over k (in steps of 8), summed across lanes, then the
+// k % 8 tail added in order (the order llamafile's tinyBLAS uses for prompt batches, which differs
+// from dot_f32's four-chain order).
+using FloatGemm = void (*)(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                           std::size_t ldx, std::size_t n, std::size_t k, float* y,
+                           std::size_t ldy);
+
 struct VecOps {
   // Sum of a[i] * b[i] with a fixed order of operations (depends on n only).
   float (*dot_f32)(const float* a, const float* b, std::size_t n);
@@ -41,7 +57,18 @@ struct VecOps {
   // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
   // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
   void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
+  // The tiled integer product for a weight encoding, or null (then rows go through quant_row_dot
+  // or are decoded). Used for more than one token.
+  QuantGemm (*quant_gemm)(DType dtype);
+  // The tiled float product, or null (then dot_f32 per element). Used for more than one token on
+  // weights decoded (or stored) as F32.
+  FloatGemm float_gemm;
 };
+
+// AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().
+QuantGemm quant_gemm_avx2(DType dtype);
+void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                     std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C

@@ -1,0 +1,269 @@
+// AVX2 register-blocked matrix-matrix kernels for prompt batches (several tokens per matmul).
+// Compiled with -mavx2 -mfma -mf16c like vec_avx2.cpp, and bound to the kernels only through
+// vec_ops_avx2().
+//
+// A micro-kernel holds an RM x RN tile of accumulators (weight rows x tokens) in registers, so
+// every weight block it decodes is used RN times and every activation block RM times, instead of
+// once per single-row dot product. The integer kernels perform, for each output element, exactly
+// the operations of the matching row_dot_* in vec_avx2.cpp in the same order (block integer dot,
+// conversion to float, multiply-add with the product of the two block scales, horizontal sum, then
+// the affine minimum term): results are bit-identical to the one-row path whatever the tiling.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "simd_avx2.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+// Integer tiles: 4 rows x 3 tokens keeps the 12 accumulators plus the block operands close to the
+// 16 ymm registers (as llamafile's tinyBLAS_Q0_AVX does).
+constexpr int kQuantRows = 4;
+constexpr int kQuantTokens = 3;
+// Float tiles: 3 rows x 4 tokens = 12 accumulators, 3 weight vectors and one activation vector.
+constexpr int kFloatRows = 3;
+constexpr int kFloatTokens = 4;
+
+// Per weight encoding: the block type, its 32 codes as bytes, and whether they are signed (then
+// the dot moves their sign onto the activation) or unsigned with an affine minimum.
+struct Q8_0 {
+  using Block = enc::BlockQ8_0;
+  static constexpr bool kSigned = true;
+  static __m256i codes(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  }
+};
+struct Q4_0 {
+  using Block = enc::BlockQ4_0;
+  static constexpr bool kSigned = true;
+  static __m256i codes(const Block& b) {
+    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
+  }
+};
+struct Q4_1 {
+  using Block = enc::BlockQ4_1;
+  static constexpr bool kSigned = false;
+  static __m256i codes(const Block& b) { return nibbles_to_bytes(b.qs); }
+};
+struct Q5_0 {
+  using Block = enc::BlockQ5_0;
+  static constexpr bool kSigned = true;
+  static __m256i codes(const Block& b) {
+    // code - 16 = low nibble with bits 4..7 set where the fifth bit is clear (two's complement).
+    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
+    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
+  }
+};
+struct Q5_1 {
+  using Block = enc::BlockQ5_1;
+  static constexpr bool kSigned = false;
+  static __m256i codes(const Block& b) {
+    const __m256i high = _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(16));
+    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
+  }
+};
+
+// One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart).
+template <typename F, int RM, int RN>
+void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, std::size_t n_blocks,
+                float* y, std::size_t ldy) {
+  using Block = typename F::Block;
+  __m256 acc[RM][RN];
+  float mins[RM][RN];
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t) {
+      acc[r][t] = _mm256_setzero_ps();
+      mins[r][t] = 0.0F;
+    }
+  }
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    __m256i xq[RN];
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      xq[t] = load_act(x[t * n_blocks + b]);
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+      const Block& wb = reinterpret_cast<const Block*>(w + r * w_stride)[b];
+      const __m256i q = F::codes(wb);
+      const float wd = half_to_float(wb.d);
+      if constexpr (F::kSigned) {
+        const __m256i q_abs = _mm256_sign_epi8(q, q);
+#pragma GCC unroll 4
+        for (int t = 0; t < RN; ++t) {
+          const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(xq[t], q));
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wd * x[t * n_blocks + b].d), dot, acc[r][t]);
+        }
+      } else {
+        const float wm = half_to_float(wb.m);
+#pragma GCC unroll 4
+        for (int t = 0; t < RN; ++t) {
+          const ActQ8Block& xb = x[t * n_blocks + b];
+          const __m256 dot = dot_u8_i8(q, xq[t]);
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wd * xb.d), dot, acc[r][t]);
+          mins[r][t] += wm * xb.s;
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t) {
+      if constexpr (F::kSigned) {
+        y[t * ldy + r] = hsum(acc[r][t]);
+      } else {
+        y[t * ldy + r] = hsum(acc[r][t]) + mins[r][t];
+      }
+    }
+  }
+}
+
+// Picks the tile for the rows and tokens left at an edge (both at most the full tile).
+template <typename F, int RM>
+void quant_tile_rows(std::size_t rn, const std::byte* w, std::size_t w_stride, const ActQ8Block* x,
+                     std::size_t n_blocks, float* y, std::size_t ldy) {
+  static_assert(kQuantTokens == 3);
+  switch (rn) {
+    case 3:
+      return quant_tile<F, RM, 3>(w, w_stride, x, n_blocks, y, ldy);
+    case 2:
+      return quant_tile<F, RM, 2>(w, w_stride, x, n_blocks, y, ldy);
+    default:
+      return quant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+template <typename F>
+void quant_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  static_assert(kQuantRows == 4);
+  const auto* wb = static_cast<const std::byte*>(w);
+  // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
+  for (std::size_t t0 = 0; t0 < n; t0 += kQuantTokens) {
+    const std::size_t rn = n - t0 < kQuantTokens ? n - t0 : kQuantTokens;
+    const ActQ8Block* xt = x + t0 * n_blocks;
+    float* yt = y + t0 * ldy;
+    std::size_t r0 = 0;
+    for (; r0 + kQuantRows <= m; r0 += kQuantRows) {
+      quant_tile_rows<F, 4>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
+    }
+    switch (m - r0) {
+      case 3:
+        quant_tile_rows<F, 3>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
+        break;
+      case 2:
+        quant_tile_rows<F, 2>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
+        break;
+      case 1:
+        quant_tile_rows<F, 1>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+template <int RM, int RN>
+void float_tile(const float* w, std::size_t ldw, const float* x, std::size_t ldx, std::size_t k,
+                float* y, std::size_t ldy) {
+  __m256 acc[RM][RN];
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      acc[r][t] = _mm256_setzero_ps();
+  }
+  std::size_t i = 0;
+  for (; i + 8 <= k; i += 8) {
+    __m256 wv[RM];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r)
+      wv[r] = _mm256_loadu_ps(w + r * ldw + i);
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t) {
+      const __m256 xv = _mm256_loadu_ps(x + t * ldx + i);
+#pragma GCC unroll 4
+      for (int r = 0; r < RM; ++r)
+        acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t) {
+      float sum = hsum(acc[r][t]);
+      for (std::size_t j = i; j < k; ++j)
+        sum += w[r * ldw + j] * x[t * ldx + j];
+      y[t * ldy + r] = sum;
+    }
+  }
+}
+
+template <int RM>
+void float_tile_rows(std::size_t rn, const float* w, std::size_t ldw, const float* x,
+                     std::size_t ldx, std::size_t k, float* y, std::size_t ldy) {
+  static_assert(kFloatTokens == 4);
+  switch (rn) {
+    case 4:
+      return float_tile<RM, 4>(w, ldw, x, ldx, k, y, ldy);
+    case 3:
+      return float_tile<RM, 3>(w, ldw, x, ldx, k, y, ldy);
+    case 2:
+      return float_tile<RM, 2>(w, ldw, x, ldx, k, y, ldy);
+    default:
+      return float_tile<RM, 1>(w, ldw, x, ldx, k, y, ldy);
+  }
+}
+
+}  // namespace
+
+void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                     std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy) {
+  static_assert(kFloatRows == 3);
+  for (std::size_t t0 = 0; t0 < n; t0 += kFloatTokens) {
+    const std::size_t rn = n - t0 < kFloatTokens ? n - t0 : kFloatTokens;
+    const float* xt = x + t0 * ldx;
+    float* yt = y + t0 * ldy;
+    std::size_t r0 = 0;
+    for (; r0 + kFloatRows <= m; r0 += kFloatRows)
+      float_tile_rows<3>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+    switch (m - r0) {
+      case 2:
+        float_tile_rows<2>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+        break;
+      case 1:
+        float_tile_rows<1>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+QuantGemm quant_gemm_avx2(DType dtype) {
+  switch (dtype) {
+    case DType::kQ8_0:
+      return quant_gemm<Q8_0>;
+    case DType::kQ4_0:
+      return quant_gemm<Q4_0>;
+    case DType::kQ4_1:
+      return quant_gemm<Q4_1>;
+    case DType::kQ5_0:
+      return quant_gemm<Q5_0>;
+    case DType::kQ5_1:
+      return quant_gemm<Q5_1>;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace eredu::cpu::detail
