@@ -86,29 +86,28 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
     }
   }
   for (std::size_t b = 0; b < n_blocks; ++b) {
-    __m256i xq[RN];
-#pragma GCC unroll 4
-    for (int t = 0; t < RN; ++t)
-      xq[t] = load_act(x[t * n_blocks + b]);
 #pragma GCC unroll 4
     for (int r = 0; r < RM; ++r) {
       const Block& wb = reinterpret_cast<const Block*>(w + r * w_stride)[b];
       const __m256i q = F::codes(wb);
-      const float wd = half_to_float(wb.d);
+      // wd * xd as a product of two broadcasts: the same single-precision product, per lane.
+      const __m256 wd = _mm256_set1_ps(half_to_float(wb.d));
       if constexpr (F::kSigned) {
         const __m256i q_abs = _mm256_sign_epi8(q, q);
 #pragma GCC unroll 4
         for (int t = 0; t < RN; ++t) {
-          const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(xq[t], q));
-          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wd * x[t * n_blocks + b].d), dot, acc[r][t]);
+          const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(load_act(x[t * n_blocks + b]), q));
+          const __m256 scale = _mm256_mul_ps(wd, _mm256_broadcast_ss(&x[t * n_blocks + b].d));
+          acc[r][t] = _mm256_fmadd_ps(scale, dot, acc[r][t]);
         }
       } else {
         const float wm = half_to_float(wb.m);
 #pragma GCC unroll 4
         for (int t = 0; t < RN; ++t) {
           const ActQ8Block& xb = x[t * n_blocks + b];
-          const __m256 dot = dot_u8_i8(q, xq[t]);
-          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wd * xb.d), dot, acc[r][t]);
+          const __m256 dot = dot_u8_i8(q, load_act(xb));
+          const __m256 scale = _mm256_mul_ps(wd, _mm256_broadcast_ss(&xb.d));
+          acc[r][t] = _mm256_fmadd_ps(scale, dot, acc[r][t]);
           mins[r][t] += wm * xb.s;
         }
       }
@@ -128,46 +127,42 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
 }
 
 // Picks the tile for the rows and tokens left at an edge (both at most the full tile).
-template <typename F, int RM>
-void quant_tile_rows(std::size_t rn, const std::byte* w, std::size_t w_stride, const ActQ8Block* x,
-                     std::size_t n_blocks, float* y, std::size_t ldy) {
-  static_assert(kQuantTokens == 3);
-  switch (rn) {
-    case 3:
-      return quant_tile<F, RM, 3>(w, w_stride, x, n_blocks, y, ldy);
-    case 2:
-      return quant_tile<F, RM, 2>(w, w_stride, x, n_blocks, y, ldy);
-    default:
-      return quant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+template <typename F, int RM, int RN = kQuantTokens>
+void quant_tile_tokens(std::size_t rn, const std::byte* w, std::size_t w_stride,
+                       const ActQ8Block* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RN == 1) {
+    quant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+  } else if (rn == RN) {
+    quant_tile<F, RM, RN>(w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    quant_tile_tokens<F, RM, RN - 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+template <typename F, int RM = kQuantRows>
+void quant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::size_t w_stride,
+                     const ActQ8Block* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RM == 1) {
+    quant_tile_tokens<F, 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else if (rm == RM) {
+    quant_tile_tokens<F, RM>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    quant_tile_edge<F, RM - 1>(rm, rn, w, w_stride, x, n_blocks, y, ldy);
   }
 }
 
 template <typename F>
 void quant_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
                 std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
-  static_assert(kQuantRows == 4);
   const auto* wb = static_cast<const std::byte*>(w);
   // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
   for (std::size_t t0 = 0; t0 < n; t0 += kQuantTokens) {
     const std::size_t rn = n - t0 < kQuantTokens ? n - t0 : kQuantTokens;
     const ActQ8Block* xt = x + t0 * n_blocks;
     float* yt = y + t0 * ldy;
-    std::size_t r0 = 0;
-    for (; r0 + kQuantRows <= m; r0 += kQuantRows) {
-      quant_tile_rows<F, 4>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
-    }
-    switch (m - r0) {
-      case 3:
-        quant_tile_rows<F, 3>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
-        break;
-      case 2:
-        quant_tile_rows<F, 2>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
-        break;
-      case 1:
-        quant_tile_rows<F, 1>(rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
-        break;
-      default:
-        break;
+    for (std::size_t r0 = 0; r0 < m; r0 += kQuantRows) {
+      const std::size_t rm = m - r0 < kQuantRows ? m - r0 : kQuantRows;
+      quant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
     }
   }
 }
