@@ -23,11 +23,11 @@ namespace {
 constexpr std::size_t kTokenTile = 16;  // tokens sharing one pass over the weight rows
 constexpr std::size_t kRowGrain = 4;    // rows per scheduling unit
 
-// Tiled path: a work item is up to kGemmTokens tokens of a block of rows. Integer blocks hold 16
-// rows (a multiple of the 4-row tile); float blocks are sized so the decoded rows stay within
+// Tiled path: a work item is up to kGemmTokens tokens of a block of rows. Integer blocks hold 24
+// rows (a multiple of the 3-row tile); float blocks are sized so the decoded rows stay within
 // about 128 KiB of cache, in multiples of the 3-row tile.
 constexpr std::size_t kGemmTokens = 96;
-constexpr std::size_t kQuantRowBlock = 16;
+constexpr std::size_t kQuantRowBlock = 24;
 constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
 constexpr std::size_t kFloatRowTile = 3;
 constexpr std::size_t kFloatMaxRowBlock = 48;
@@ -117,8 +117,10 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     });
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+                         float* scratch =
+                             scratch_row(quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
                          qgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks,
-                               n_blocks, t1 - t0, y + t0 * w.rows + r0, w.rows);
+                               n_blocks, t1 - t0, y + t0 * w.rows + r0, w.rows, scratch);
                        });
     return true;
   }

@@ -34,8 +34,13 @@ using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_
 // QuantGemm gives each element exactly the value quant_row_dot gives it (the same operations in
 // the same order, only register-blocked over several rows and tokens), so a matmul result does not
 // depend on how rows and tokens are grouped.
+// `scratch` holds quant_gemm_scratch_floats(m, n_blocks) floats for the call's own use.
 using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
-                           std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy);
+                           std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
+                           float* scratch);
+constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blocks) {
+  return 2 * n_blocks * (m + 4);
+}
 // FloatGemm: per element one 8-lane FMA chain over k (in steps of 8), summed across lanes, then the
 // k % 8 tail added in order (the order llamafile's tinyBLAS uses for prompt batches, which differs
 // from dot_f32's four-chain order).

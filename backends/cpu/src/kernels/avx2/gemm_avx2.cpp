@@ -23,9 +23,9 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-// Integer tiles: 4 rows x 3 tokens keeps the 12 accumulators plus the block operands close to the
-// 16 ymm registers (as llamafile's tinyBLAS_Q0_AVX does).
-constexpr int kQuantRows = 4;
+// Integer tiles: 3 rows x 3 tokens: 9 accumulators plus the block operands fit the 16 ymm registers
+// (4 x 3 spills accumulators).
+constexpr int kQuantRows = 3;
 constexpr int kQuantTokens = 3;
 // Float tiles: 3 rows x 4 tokens = 12 accumulators, 3 weight vectors and one activation vector.
 constexpr int kFloatRows = 3;
@@ -70,57 +70,71 @@ struct Q5_1 {
   }
 };
 
-// One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart).
+// Block scales laid out for the tiles: per weight row, its blocks' scales (and minimums) as
+// floats; per token tile, for each block the tile's activation scales (and block sums) side by
+// side, so that one 4-lane multiply forms a row's scale products with the whole token tile.
+struct TileScales {
+  const float* wd;  // [rows][n_blocks]
+  const float* wm;  // [rows][n_blocks], affine encodings only
+  const float* xd;  // [n_blocks][4]
+  const float* xs;  // [n_blocks][4], affine encodings only
+};
+
+// One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart). Per
+// element this is row_dot_*'s sequence: acc += (wd * xd) * float(block dot); hsum(acc) + mins,
+// with mins += wm * xs per block (4-lane vectors here, lane by lane the same operations).
 template <typename F, int RM, int RN>
 void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, std::size_t n_blocks,
-                float* y, std::size_t ldy) {
+                const TileScales& sc, float* y, std::size_t ldy) {
+  static_assert(RN <= 4);
   using Block = typename F::Block;
   __m256 acc[RM][RN];
-  float mins[RM][RN];
+  __m128 mins[RM];
 #pragma GCC unroll 4
   for (int r = 0; r < RM; ++r) {
+    mins[r] = _mm_setzero_ps();
 #pragma GCC unroll 4
-    for (int t = 0; t < RN; ++t) {
+    for (int t = 0; t < RN; ++t)
       acc[r][t] = _mm256_setzero_ps();
-      mins[r][t] = 0.0F;
-    }
   }
   for (std::size_t b = 0; b < n_blocks; ++b) {
+    const __m128 xd = _mm_loadu_ps(sc.xd + 4 * b);
 #pragma GCC unroll 4
     for (int r = 0; r < RM; ++r) {
       const Block& wb = reinterpret_cast<const Block*>(w + r * w_stride)[b];
       const __m256i q = F::codes(wb);
-      // wd * xd as a product of two broadcasts: the same single-precision product, per lane.
-      const __m256 wd = _mm256_set1_ps(half_to_float(wb.d));
+      // The scale products wd * xd of this row with the token tile, one multiply per lane.
+      alignas(16) float scale[4];
+      _mm_store_ps(scale, _mm_mul_ps(_mm_broadcast_ss(sc.wd + r * n_blocks + b), xd));
       if constexpr (F::kSigned) {
         const __m256i q_abs = _mm256_sign_epi8(q, q);
 #pragma GCC unroll 4
         for (int t = 0; t < RN; ++t) {
           const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(load_act(x[t * n_blocks + b]), q));
-          const __m256 scale = _mm256_mul_ps(wd, _mm256_broadcast_ss(&x[t * n_blocks + b].d));
-          acc[r][t] = _mm256_fmadd_ps(scale, dot, acc[r][t]);
+          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
         }
       } else {
-        const float wm = half_to_float(wb.m);
 #pragma GCC unroll 4
         for (int t = 0; t < RN; ++t) {
-          const ActQ8Block& xb = x[t * n_blocks + b];
-          const __m256 dot = dot_u8_i8(q, load_act(xb));
-          const __m256 scale = _mm256_mul_ps(wd, _mm256_broadcast_ss(&xb.d));
-          acc[r][t] = _mm256_fmadd_ps(scale, dot, acc[r][t]);
-          mins[r][t] += wm * xb.s;
+          const __m256 dot = dot_u8_i8(q, load_act(x[t * n_blocks + b]));
+          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
         }
+        const __m128 m =
+            _mm_mul_ps(_mm_broadcast_ss(sc.wm + r * n_blocks + b), _mm_loadu_ps(sc.xs + 4 * b));
+        mins[r] = _mm_add_ps(mins[r], m);
       }
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < RM; ++r) {
+    alignas(16) float m[4];
+    _mm_store_ps(m, mins[r]);
 #pragma GCC unroll 4
     for (int t = 0; t < RN; ++t) {
       if constexpr (F::kSigned) {
         y[t * ldy + r] = hsum(acc[r][t]);
       } else {
-        y[t * ldy + r] = hsum(acc[r][t]) + mins[r][t];
+        y[t * ldy + r] = hsum(acc[r][t]) + m[t];
       }
     }
   }
@@ -129,40 +143,61 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
 // Picks the tile for the rows and tokens left at an edge (both at most the full tile).
 template <typename F, int RM, int RN = kQuantTokens>
 void quant_tile_tokens(std::size_t rn, const std::byte* w, std::size_t w_stride,
-                       const ActQ8Block* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+                       const ActQ8Block* x, std::size_t n_blocks, const TileScales& sc, float* y,
+                       std::size_t ldy) {
   if constexpr (RN == 1) {
-    quant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+    quant_tile<F, RM, 1>(w, w_stride, x, n_blocks, sc, y, ldy);
   } else if (rn == RN) {
-    quant_tile<F, RM, RN>(w, w_stride, x, n_blocks, y, ldy);
+    quant_tile<F, RM, RN>(w, w_stride, x, n_blocks, sc, y, ldy);
   } else {
-    quant_tile_tokens<F, RM, RN - 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+    quant_tile_tokens<F, RM, RN - 1>(rn, w, w_stride, x, n_blocks, sc, y, ldy);
   }
 }
 
 template <typename F, int RM = kQuantRows>
 void quant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::size_t w_stride,
-                     const ActQ8Block* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+                     const ActQ8Block* x, std::size_t n_blocks, const TileScales& sc, float* y,
+                     std::size_t ldy) {
   if constexpr (RM == 1) {
-    quant_tile_tokens<F, 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+    quant_tile_tokens<F, 1>(rn, w, w_stride, x, n_blocks, sc, y, ldy);
   } else if (rm == RM) {
-    quant_tile_tokens<F, RM>(rn, w, w_stride, x, n_blocks, y, ldy);
+    quant_tile_tokens<F, RM>(rn, w, w_stride, x, n_blocks, sc, y, ldy);
   } else {
-    quant_tile_edge<F, RM - 1>(rm, rn, w, w_stride, x, n_blocks, y, ldy);
+    quant_tile_edge<F, RM - 1>(rm, rn, w, w_stride, x, n_blocks, sc, y, ldy);
   }
 }
 
 template <typename F>
 void quant_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
-                std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+                std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy, float* scratch) {
+  using Block = typename F::Block;
   const auto* wb = static_cast<const std::byte*>(w);
+  float* wd = scratch;
+  float* wm = wd + m * n_blocks;
+  float* xd = wm + m * n_blocks;
+  float* xs = xd + 4 * n_blocks;
+  for (std::size_t r = 0; r < m; ++r) {
+    const Block* row = reinterpret_cast<const Block*>(wb + r * w_stride);
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+      wd[r * n_blocks + b] = half_to_float(row[b].d);
+      if constexpr (!F::kSigned) wm[r * n_blocks + b] = half_to_float(row[b].m);
+    }
+  }
   // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
   for (std::size_t t0 = 0; t0 < n; t0 += kQuantTokens) {
     const std::size_t rn = n - t0 < kQuantTokens ? n - t0 : kQuantTokens;
     const ActQ8Block* xt = x + t0 * n_blocks;
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+      for (std::size_t t = 0; t < 4; ++t) {
+        xd[4 * b + t] = t < rn ? xt[t * n_blocks + b].d : 0.0F;
+        xs[4 * b + t] = t < rn ? xt[t * n_blocks + b].s : 0.0F;
+      }
+    }
     float* yt = y + t0 * ldy;
     for (std::size_t r0 = 0; r0 < m; r0 += kQuantRows) {
       const std::size_t rm = m - r0 < kQuantRows ? m - r0 : kQuantRows;
-      quant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, xt, n_blocks, yt + r0, ldy);
+      const TileScales tile{wd + r0 * n_blocks, wm + r0 * n_blocks, xd, xs};
+      quant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, xt, n_blocks, tile, yt + r0, ldy);
     }
   }
 }
