@@ -199,4 +199,32 @@ TEST(TiledMatmul, BatchesSpanningManyWorkItemsAreBitIdenticalOnAnyThreadCount) {
   }
 }
 
+TEST(TiledMatmul, OneTokenProductsAreBitIdenticalOnAnyThreadCount) {
+  // The decode path (one token, rows split across threads), above the size below which the
+  // kernel keeps the work on the calling thread.
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
+    const auto* table = eredu::cpu::kernels_for(isa);
+    if (table == nullptr) continue;
+    for (DType dtype : {DType::kF32, DType::kBF16, DType::kQ8_0, DType::kQ5_1, DType::kQ4_K}) {
+      std::mt19937 rng(900 + static_cast<unsigned>(dtype));
+      const std::size_t rows = 600, cols = 8 * block_of(dtype);
+      const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
+      const MatrixView w{dtype, bytes.data(), rows, cols};
+      const auto x = random_floats(rng, cols);
+      std::vector<float> single(rows);
+      table->matmul(w, x.data(), 1, single.data(), nullptr);
+      for (std::size_t threads : {2, 3, 7}) {
+        ThreadPool pool(threads);
+        GuardedBuffer threaded(rows);
+        table->matmul(w, x.data(), 1, threaded.data(), &pool);
+        EXPECT_TRUE(threaded.guards_intact());
+        EXPECT_TRUE(outputs_match(std::string(eredu::cpu::isa_name(isa)) + " " +
+                                      std::string(eredu::to_string(dtype)) + " on " +
+                                      std::to_string(threads) + " threads",
+                                  threaded.data(), single.data(), rows, 0.0));
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -64,7 +64,7 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
         out[d] *= inv_sum;
     }
   };
-  parallel_for(pool, a.n_tokens * a.n_head, items);
+  parallel_for(pool, a.n_tokens * a.n_head, items, grain_for(2 * a.n_kv * a.head_dim));
 }
 
 }  // namespace eredu::cpu::detail

@@ -111,10 +111,11 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   if (qgemm != nullptr) {
     const std::size_t n_blocks = w.cols / 32;
     ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
-    parallel_for(pool, n_tokens, [&](std::size_t t0, std::size_t t1) {
+    auto quantize = [&](std::size_t t0, std::size_t t1) {
       for (std::size_t t = t0; t < t1; ++t)
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
-    });
+    };
+    parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
                          float* scratch =
@@ -128,9 +129,10 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   if (ops.float_gemm == nullptr) return false;
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
     float* rounded = scratch_rounded_act(n_tokens * w.cols);
-    parallel_for(pool, n_tokens, [&](std::size_t t0, std::size_t t1) {
+    auto round = [&](std::size_t t0, std::size_t t1) {
       ops.round_act_to_half(w.dtype, x + t0 * w.cols, rounded + t0 * w.cols, (t1 - t0) * w.cols);
-    });
+    };
+    parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
     x = rounded;
   }
   const std::size_t fit = kFloatBlockBytes / (w.cols * sizeof(float));
@@ -162,6 +164,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool) {
   if (w.rows == 0 || n_tokens == 0) return;
+  if (w.rows * w.cols * n_tokens < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
   if (n_tokens > 1 && tiled_matmul(ops, w, x, n_tokens, y, pool)) return;
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
@@ -204,7 +207,7 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
       }
     }
   };
-  parallel_for(pool, w.rows, rows, kRowGrain);
+  parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
 }
 
 }  // namespace eredu::cpu::detail

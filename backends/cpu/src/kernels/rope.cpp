@@ -28,7 +28,8 @@ void rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_
       }
     }
   };
-  parallel_for(pool, n_tokens * n_heads, vectors);
+  // A rotated pair costs a sine and a cosine: count ~20 operations per element.
+  parallel_for(pool, n_tokens * n_heads, vectors, grain_for(20 * head_dim));
 }
 
 }  // namespace eredu::cpu::detail
