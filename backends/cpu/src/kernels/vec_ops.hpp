@@ -68,6 +68,14 @@ struct VecOps {
   // The tiled float product, or null (then dot_f32 per element). Used for more than one token on
   // weights decoded (or stored) as F32.
   FloatGemm float_gemm;
+  // Attention over KV rows `stride` elements apart (F32, or F16 when `f16`), for dim a multiple of
+  // 8; null: the kernel calls dot_f32 / axpy_f32 per row. attention_scores: out[j] = the value
+  // dot_f32(q, row j) gives. attention_weighted_sum: out = the value of zero-filling out and then
+  // axpy_f32(w[j], row j, out) for j = 0 .. n_rows - 1.
+  void (*attention_scores)(const float* q, const void* k, bool f16, std::size_t stride,
+                           std::size_t n_rows, std::size_t dim, float* out);
+  void (*attention_weighted_sum)(const float* w, const void* v, bool f16, std::size_t stride,
+                                 std::size_t n_rows, std::size_t dim, float* out);
 };
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().

@@ -51,6 +51,109 @@ void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
     y[i] += alpha * x[i];
 }
 
+// Attention over a KV cache whose rows are `stride` elements apart, F32 or F16; dim a multiple
+// of 8. Each score is exactly dot_f32(q, row) (same accumulators and order, the F16 elements
+// widened in registers instead of through a buffer), and the weighted sum performs exactly the
+// operations of zero-filling `out` and calling axpy_f32(w[j], row j, out) for j = 0, 1, ...
+struct F32Rows {
+  const float* base;
+  __m256 load(std::size_t row, std::size_t stride, std::size_t i) const {
+    return _mm256_loadu_ps(base + row * stride + i);
+  }
+};
+struct F16Rows {
+  const std::uint16_t* base;
+  __m256 load(std::size_t row, std::size_t stride, std::size_t i) const {
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + row * stride + i)));
+  }
+};
+
+template <typename Rows>
+void scores_rows(const float* q, Rows rows, std::size_t stride, std::size_t n_rows, std::size_t dim,
+                 float* out) {
+  for (std::size_t j = 0; j < n_rows; ++j) {
+    __m256 acc0 = _mm256_setzero_ps();
+    __m256 acc1 = _mm256_setzero_ps();
+    __m256 acc2 = _mm256_setzero_ps();
+    __m256 acc3 = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), rows.load(j, stride, i), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), rows.load(j, stride, i + 8), acc1);
+      acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), rows.load(j, stride, i + 16), acc2);
+      acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), rows.load(j, stride, i + 24), acc3);
+    }
+    for (; i + 8 <= dim; i += 8) {
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), rows.load(j, stride, i), acc0);
+    }
+    out[j] = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  }
+}
+
+// NV vectors (8 * NV elements starting at d0) of the weighted sum, accumulated in registers.
+template <int NV, typename Rows>
+void weighted_chunk(const float* w, Rows rows, std::size_t stride, std::size_t n_rows,
+                    std::size_t d0, float* out) {
+  __m256 acc[NV];
+#pragma GCC unroll 8
+  for (int c = 0; c < NV; ++c)
+    acc[c] = _mm256_setzero_ps();
+  for (std::size_t j = 0; j < n_rows; ++j) {
+    const __m256 s = _mm256_set1_ps(w[j]);
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c)
+      acc[c] = _mm256_fmadd_ps(s, rows.load(j, stride, d0 + 8 * c), acc[c]);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NV; ++c)
+    _mm256_storeu_ps(out + d0 + 8 * c, acc[c]);
+}
+
+template <typename Rows>
+void weighted_rows(const float* w, Rows rows, std::size_t stride, std::size_t n_rows,
+                   std::size_t dim, float* out) {
+  std::size_t d0 = 0;
+  for (; d0 + 64 <= dim; d0 += 64)
+    weighted_chunk<8>(w, rows, stride, n_rows, d0, out);
+  switch ((dim - d0) / 8) {
+    case 7:
+      return weighted_chunk<7>(w, rows, stride, n_rows, d0, out);
+    case 6:
+      return weighted_chunk<6>(w, rows, stride, n_rows, d0, out);
+    case 5:
+      return weighted_chunk<5>(w, rows, stride, n_rows, d0, out);
+    case 4:
+      return weighted_chunk<4>(w, rows, stride, n_rows, d0, out);
+    case 3:
+      return weighted_chunk<3>(w, rows, stride, n_rows, d0, out);
+    case 2:
+      return weighted_chunk<2>(w, rows, stride, n_rows, d0, out);
+    case 1:
+      return weighted_chunk<1>(w, rows, stride, n_rows, d0, out);
+    default:
+      return;
+  }
+}
+
+void attention_scores(const float* q, const void* k, bool f16, std::size_t stride,
+                      std::size_t n_rows, std::size_t dim, float* out) {
+  if (f16) {
+    scores_rows(q, F16Rows{static_cast<const std::uint16_t*>(k)}, stride, n_rows, dim, out);
+  } else {
+    scores_rows(q, F32Rows{static_cast<const float*>(k)}, stride, n_rows, dim, out);
+  }
+}
+
+void attention_weighted_sum(const float* w, const void* v, bool f16, std::size_t stride,
+                            std::size_t n_rows, std::size_t dim, float* out) {
+  if (f16) {
+    weighted_rows(w, F16Rows{static_cast<const std::uint16_t*>(v)}, stride, n_rows, dim, out);
+  } else {
+    weighted_rows(w, F32Rows{static_cast<const float*>(v)}, stride, n_rows, dim, out);
+  }
+}
+
 void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -207,8 +310,9 @@ void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t
   }
 }
 
-constexpr VecOps kAvx2Ops{dot_f32,       axpy_f32,          f16_to_f32,      quantize_act_q8,
-                          quant_row_dot, round_act_to_half, quant_gemm_avx2, float_gemm_avx2};
+constexpr VecOps kAvx2Ops{
+    dot_f32,           axpy_f32,        f16_to_f32,      quantize_act_q8,  quant_row_dot,
+    round_act_to_half, quant_gemm_avx2, float_gemm_avx2, attention_scores, attention_weighted_sum};
 
 }  // namespace
 
