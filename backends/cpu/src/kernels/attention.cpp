@@ -62,15 +62,19 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
           s.scores[j] = ops.dot_f32(q, k, a.head_dim);
         }
       }
-      float max_score = -INFINITY;
-      for (std::size_t j = 0; j < n_visible; ++j) {
-        s.scores[j] = s.scores[j] * a.scale;
-        max_score = std::max(max_score, s.scores[j]);
-      }
       float sum = 0.0F;
-      for (std::size_t j = 0; j < n_visible; ++j) {
-        s.scores[j] = std::exp(s.scores[j] - max_score);
-        sum += s.scores[j];
+      if (ops.attention_softmax != nullptr) {
+        sum = ops.attention_softmax(s.scores.data(), n_visible, a.scale);
+      } else {
+        float max_score = -INFINITY;
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          s.scores[j] = s.scores[j] * a.scale;
+          max_score = std::max(max_score, s.scores[j]);
+        }
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          s.scores[j] = std::exp(s.scores[j] - max_score);
+          sum += s.scores[j];
+        }
       }
       if (batched) {
         ops.attention_weighted_sum(s.scores.data(), kv_base(a.v, kv_head * a.head_dim), f16,

@@ -39,8 +39,9 @@ QuantGemm no_quant_gemm(DType /*dtype*/) {
   return nullptr;
 }
 
-constexpr VecOps kGenericOps{dot_f32, axpy_f32,      f16_to_f32, nullptr, no_quant_row_dot,
-                             nullptr, no_quant_gemm, nullptr,    nullptr, nullptr};
+constexpr VecOps kGenericOps{dot_f32,          axpy_f32, f16_to_f32,    nullptr,
+                             no_quant_row_dot, nullptr,  no_quant_gemm, nullptr,
+                             nullptr,          nullptr,  nullptr};
 
 }  // namespace
 

@@ -76,6 +76,10 @@ struct VecOps {
                            std::size_t n_rows, std::size_t dim, float* out);
   void (*attention_weighted_sum)(const float* w, const void* v, bool f16, std::size_t stride,
                                  std::size_t n_rows, std::size_t dim, float* out);
+  // In place softmax numerator: s[j] = exp(s[j] * scale - max_j(s[j] * scale)); returns the sum.
+  // A vectorized exp within about one ulp of std::exp (as ggml's SIMD softmax); null: std::exp and
+  // a sequential sum.
+  float (*attention_softmax)(float* s, std::size_t n, float scale);
 };
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().

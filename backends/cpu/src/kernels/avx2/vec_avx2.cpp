@@ -8,6 +8,7 @@
 // scales and accumulated in float.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "../vec_ops.hpp"
@@ -152,6 +153,69 @@ void attention_weighted_sum(const float* w, const void* v, bool f16, std::size_t
   } else {
     weighted_rows(w, F32Rows{static_cast<const float*>(v)}, stride, n_rows, dim, out);
   }
+}
+
+// e^x for x <= 0 (softmax arguments) within about one ulp: x = n ln2 + r with |r| <= ln2 / 2
+// (ln2 split in two so n ln2 is exact), e^r by its degree-7 Taylor polynomial (truncation error
+// below 1e-8 relative), times 2^n built in the exponent bits. Below -87, where e^x would be
+// subnormal, the result is 0 (negligible next to the maximum's e^0 = 1 in a softmax sum).
+inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341F)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375F), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440054690583e-4F), r);
+  __m256 p = _mm256_set1_ps(1.0F / 5040.0F);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 720.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 120.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 24.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 6.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
+  const __m256i two_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(two_n));
+  return _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.0F), _CMP_GE_OQ));
+}
+
+// In place: s[j] = e^(s[j] * scale - max), max over the scaled scores; returns the sum of the
+// exponentials (eight interleaved partial sums, then the tail in order).
+float attention_softmax(float* s, std::size_t n, float scale) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(s + i), vscale);
+    _mm256_storeu_ps(s + i, v);
+    vmax = _mm256_max_ps(vmax, v);
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  float max_score = _mm_cvtss_f32(m);
+  for (std::size_t j = i; j < n; ++j) {
+    s[j] = s[j] * scale;
+    max_score = s[j] > max_score ? s[j] : max_score;
+  }
+  const __m256 vmax_all = _mm256_set1_ps(max_score);
+  __m256 vsum = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmax_all));
+    _mm256_storeu_ps(s + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  float sum = hsum(vsum);
+  if (i < n) {
+    alignas(32) float tail[8] = {};
+    for (std::size_t j = i; j < n; ++j)
+      tail[j - i] = s[j] - max_score;
+    _mm256_store_ps(tail, exp_nonpositive(_mm256_load_ps(tail)));
+    for (std::size_t j = i; j < n; ++j) {
+      s[j] = tail[j - i];
+      sum += s[j];
+    }
+  }
+  return sum;
 }
 
 void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
@@ -312,7 +376,8 @@ void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t
 
 constexpr VecOps kAvx2Ops{
     dot_f32,           axpy_f32,        f16_to_f32,      quantize_act_q8,  quant_row_dot,
-    round_act_to_half, quant_gemm_avx2, float_gemm_avx2, attention_scores, attention_weighted_sum};
+    round_act_to_half, quant_gemm_avx2, float_gemm_avx2, attention_scores, attention_weighted_sum,
+    attention_softmax};
 
 }  // namespace
 
