@@ -29,7 +29,8 @@ void rms_norm(const float* x, const float* weight, std::size_t n_rows, std::size
 void rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
           const std::int32_t* positions, const RopeParams& params, ThreadPool* pool);
 void attention(const VecOps& ops, const AttentionArgs& args, ThreadPool* pool);
-void swiglu(const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool);
+void swiglu(const VecOps& ops, const float* gate, const float* up, std::size_t n, float* out,
+            ThreadPool* pool);
 void add(const float* a, const float* b, std::size_t n, float* out, ThreadPool* pool);
 void softmax(float* x, std::size_t n);
 

@@ -24,7 +24,7 @@ constexpr std::size_t kTokenTile = 16;  // tokens sharing one pass over the weig
 constexpr std::size_t kRowGrain = 4;    // rows per scheduling unit
 
 // Tiled path: a work item is up to kGemmTokens tokens of a block of rows. Integer blocks hold 24
-// rows (a multiple of the 3-row tile); float blocks are sized so the decoded rows stay within
+// rows (a multiple of the 2-row tile); float blocks are sized so the decoded rows stay within
 // about 128 KiB of cache, in multiples of the 3-row tile.
 constexpr std::size_t kGemmTokens = 96;
 constexpr std::size_t kQuantRowBlock = 24;

@@ -80,6 +80,9 @@ struct VecOps {
   // A vectorized exp within about one ulp of std::exp (as ggml's SIMD softmax); null: std::exp and
   // a sequential sum.
   float (*attention_softmax)(float* s, std::size_t n, float scale);
+  // out = silu(gate) * up with the vectorized exp (as ggml's SIMD silu); null: std::exp per
+  // element. out may equal gate or up.
+  void (*silu_mul)(const float* gate, const float* up, float* out, std::size_t n);
 };
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().

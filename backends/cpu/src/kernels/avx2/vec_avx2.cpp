@@ -178,6 +178,33 @@ inline __m256 exp_nonpositive(__m256 x) {
   return _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.0F), _CMP_GE_OQ));
 }
 
+// out = silu(gate) * up with silu(g) = g / (1 + e^-g), written as g / (1 + t) for g >= 0 and
+// g t / (1 + t) for g < 0 with t = e^-|g| (never overflows); e^ within about one ulp.
+void silu_mul(const float* gate, const float* up, float* out, std::size_t n) {
+  const __m256 one = _mm256_set1_ps(1.0F);
+  const __m256 sign_bit = _mm256_set1_ps(-0.0F);
+  auto block = [&](__m256 g, __m256 u) {
+    const __m256 t = exp_nonpositive(_mm256_or_ps(g, sign_bit));  // e^-|g|
+    const __m256 negative = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
+    const __m256 numerator = _mm256_blendv_ps(g, _mm256_mul_ps(g, t), negative);
+    return _mm256_mul_ps(_mm256_div_ps(numerator, _mm256_add_ps(one, t)), u);
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, block(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    alignas(32) float g[8] = {};
+    alignas(32) float u[8] = {};
+    for (std::size_t j = i; j < n; ++j) {
+      g[j - i] = gate[j];
+      u[j - i] = up[j];
+    }
+    _mm256_store_ps(g, block(_mm256_load_ps(g), _mm256_load_ps(u)));
+    for (std::size_t j = i; j < n; ++j)
+      out[j] = g[j - i];
+  }
+}
+
 // In place: s[j] = e^(s[j] * scale - max), max over the scaled scores; returns the sum of the
 // exponentials (eight interleaved partial sums, then the tail in order).
 float attention_softmax(float* s, std::size_t n, float scale) {
@@ -375,9 +402,19 @@ void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t
 }
 
 constexpr VecOps kAvx2Ops{
-    dot_f32,           axpy_f32,        f16_to_f32,      quantize_act_q8,  quant_row_dot,
-    round_act_to_half, quant_gemm_avx2, float_gemm_avx2, attention_scores, attention_weighted_sum,
-    attention_softmax};
+    .dot_f32 = dot_f32,
+    .axpy_f32 = axpy_f32,
+    .f16_to_f32 = f16_to_f32,
+    .quantize_act_q8 = quantize_act_q8,
+    .quant_row_dot = quant_row_dot,
+    .round_act_to_half = round_act_to_half,
+    .quant_gemm = quant_gemm_avx2,
+    .float_gemm = float_gemm_avx2,
+    .attention_scores = attention_scores,
+    .attention_weighted_sum = attention_weighted_sum,
+    .attention_softmax = attention_softmax,
+    .silu_mul = silu_mul,
+};
 
 }  // namespace
 
