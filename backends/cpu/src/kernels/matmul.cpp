@@ -40,6 +40,14 @@ float* scratch_row(std::size_t n) {
   return buffer.data();
 }
 
+// The tiled path's per-thread scratch (decoded row blocks, block scales), kept apart from the
+// one-row decode buffer above so that decode keeps its small, cache-resident buffer.
+float* scratch_tile(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
 float* scratch_rounded_act(std::size_t n) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < n) buffer.resize(n);
@@ -119,7 +127,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
                          float* scratch =
-                             scratch_row(quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
+                             scratch_tile(quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
                          qgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks,
                                n_blocks, t1 - t0, y + t0 * w.rows + r0, w.rows, scratch);
                        });
@@ -145,7 +153,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
         if (w.dtype == DType::kF32) {
           rows = static_cast<const float*>(w.data) + r0 * w.cols;
         } else {
-          float* buffer = scratch_row(row_block * w.cols);
+          float* buffer = scratch_tile(row_block * w.cols);
           for (std::size_t r = r0; r < r1; ++r) {
             const float* decoded =
                 decode_row(ops, w.dtype, base + r * row_bytes, w.cols, buffer + (r - r0) * w.cols);
