@@ -90,7 +90,10 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
         out[d] *= inv_sum;
     }
   };
-  parallel_for(pool, a.n_tokens * a.n_head, items, grain_for(2 * a.n_kv * a.head_dim));
+  // Causal rows differ in length (token t sees positions[t] + 1 keys), so equal index ranges are
+  // not equal work: hand out small pieces dynamically.
+  parallel_for(pool, a.n_tokens * a.n_head, items, grain_for(2 * a.n_kv * a.head_dim),
+               Schedule::kChunked);
 }
 
 }  // namespace eredu::cpu::detail
