@@ -1,7 +1,7 @@
-// The AVX2 attention and SwiGLU (batched score and weighted-sum primitives, vectorized softmax exp) against
+// The AVX2 attention (batched score and weighted-sum primitives, vectorized softmax exp) against
 // the scalar reference, for head sizes that use the batched path (multiples of 8) and one that does
 // not, both cache types, long contexts, and scores spread so widely that most exponentials
-// underflow (the vectorized exp returns 0 below -87).
+// underflow (the vectorized exp returns 0 below -87); and the AVX2 SwiGLU, which shares that exp.
 #include <gtest/gtest.h>
 
 #include <cmath>
