@@ -1,5 +1,7 @@
 // Every dispatched kernel gives bit-identical results on 1, 2, 3 and 7 threads: each output element
-// is computed by one thread with a fixed order of operations.
+// is computed by one thread with a fixed order of operations. The shapes are large enough that
+// every kernel really splits its work (kernels run small ops on the calling thread alone, below
+// about 2^16 multiply-adds per piece; see kernel_impl.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,9 +50,9 @@ TEST_P(ThreadCountDeterminism, MatmulIsBitIdenticalForEveryEncoding) {
   for (DType dtype : matmul_dtypes()) {
     std::mt19937 rng(11 + static_cast<unsigned>(dtype));
     const std::size_t block = std::max<std::size_t>(32, eredu::dtype_info(dtype).block_elements);
-    const std::size_t rows = 67;
+    const std::size_t rows = 131;
     const std::size_t cols = 2 * block;
-    const std::size_t tokens = 19;  // spans two token tiles
+    const std::size_t tokens = 19;  // spans several token tiles
     const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
     const MatrixView w{dtype, bytes.data(), rows, cols};
     const auto x = random_floats(rng, tokens * cols);
@@ -63,7 +65,7 @@ TEST_P(ThreadCountDeterminism, MatmulIsBitIdenticalForEveryEncoding) {
 TEST_P(ThreadCountDeterminism, AttentionIsBitIdenticalForBothCacheTypes) {
   for (DType kv : {DType::kF32, DType::kF16}) {
     std::mt19937 rng(5);
-    const std::size_t n_head = 6, n_head_kv = 2, head_dim = 24, n_tokens = 7, n_kv = 30;
+    const std::size_t n_head = 6, n_head_kv = 2, head_dim = 24, n_tokens = 7, n_kv = 600;
     const auto q = random_floats(rng, n_tokens * n_head * head_dim);
     const auto k = random_floats(rng, n_kv * n_head_kv * head_dim);
     const auto v = random_floats(rng, n_kv * n_head_kv * head_dim);
@@ -111,7 +113,7 @@ TEST_P(ThreadCountDeterminism, NormRopeSwigluAndAddAreBitIdentical) {
     table_->add(x.data(), x.data() + 1, rows * n - 1, y, pool);
     y[rows * n - 1] = 0.0F;
   });
-  const std::size_t tokens = 9, heads = 5, head_dim = 64;
+  const std::size_t tokens = 40, heads = 5, head_dim = 64;
   std::vector<std::int32_t> pos(tokens);
   for (std::size_t t = 0; t < tokens; ++t)
     pos[t] = static_cast<std::int32_t>(3 * t + 1);

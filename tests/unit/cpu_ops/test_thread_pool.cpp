@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -68,13 +69,17 @@ TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
 }
 
 TEST(ThreadPool, CallerThreadTakesPartAndWorkersRunElsewhere) {
+  // Each of the three pieces holds its thread until three distinct threads have entered one (or a
+  // generous timeout passes), so the caller cannot take them all: the workers must claim two.
   ThreadPool pool(3);
   std::mutex m;
+  std::condition_variable cv;
   std::set<std::thread::id> ids;
   auto fn = [&](std::size_t, std::size_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // keep each piece busy
-    std::lock_guard<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(m);
     ids.insert(std::this_thread::get_id());
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return ids.size() >= 3; });
   };
   pool.parallel_for(3, fn);
   EXPECT_EQ(ids.count(std::this_thread::get_id()), 1U);

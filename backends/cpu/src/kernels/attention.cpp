@@ -35,6 +35,14 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
     return static_cast<const float*>(buffer);
   };
 
+  // The cache rows of one KV head, from position 0, for the batched primitives.
+  auto kv_base = [&](const void* base, std::size_t offset) -> const void* {
+    if (f16) return static_cast<const std::uint16_t*>(base) + offset;
+    return static_cast<const float*>(base) + offset;
+  };
+  const bool batched = ops.attention_scores != nullptr && ops.attention_weighted_sum != nullptr &&
+                       a.head_dim % 8 == 0;
+
   auto items = [&](std::size_t i0, std::size_t i1) {
     AttentionScratch& s = scratch(a.n_kv, a.head_dim);
     for (std::size_t item = i0; item < i1; ++item) {
@@ -43,28 +51,49 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
       const std::size_t kv_head = h / group;
       const std::size_t n_visible = static_cast<std::size_t>(a.positions[t]) + 1;
       const float* q = a.q + item * a.head_dim;
-      float max_score = -INFINITY;
-      for (std::size_t j = 0; j < n_visible; ++j) {
-        const float* k = kv_row(a.k, j, kv_head, s.row.data());
-        s.scores[j] = ops.dot_f32(q, k, a.head_dim) * a.scale;
-        max_score = std::max(max_score, s.scores[j]);
+      float* out = a.out + item * a.head_dim;
+      if (batched) {
+        const std::size_t head_offset = kv_head * a.head_dim;
+        ops.attention_scores(q, kv_base(a.k, head_offset), f16, kv_pos_stride, n_visible,
+                             a.head_dim, s.scores.data());
+      } else {
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          const float* k = kv_row(a.k, j, kv_head, s.row.data());
+          s.scores[j] = ops.dot_f32(q, k, a.head_dim);
+        }
       }
       float sum = 0.0F;
-      for (std::size_t j = 0; j < n_visible; ++j) {
-        s.scores[j] = std::exp(s.scores[j] - max_score);
-        sum += s.scores[j];
+      if (ops.attention_softmax != nullptr) {
+        sum = ops.attention_softmax(s.scores.data(), n_visible, a.scale);
+      } else {
+        float max_score = -INFINITY;
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          s.scores[j] = s.scores[j] * a.scale;
+          max_score = std::max(max_score, s.scores[j]);
+        }
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          s.scores[j] = std::exp(s.scores[j] - max_score);
+          sum += s.scores[j];
+        }
       }
-      float* out = a.out + item * a.head_dim;
-      std::fill(out, out + a.head_dim, 0.0F);
-      for (std::size_t j = 0; j < n_visible; ++j) {
-        ops.axpy_f32(s.scores[j], kv_row(a.v, j, kv_head, s.row.data()), out, a.head_dim);
+      if (batched) {
+        ops.attention_weighted_sum(s.scores.data(), kv_base(a.v, kv_head * a.head_dim), f16,
+                                   kv_pos_stride, n_visible, a.head_dim, out);
+      } else {
+        std::fill(out, out + a.head_dim, 0.0F);
+        for (std::size_t j = 0; j < n_visible; ++j) {
+          ops.axpy_f32(s.scores[j], kv_row(a.v, j, kv_head, s.row.data()), out, a.head_dim);
+        }
       }
       const float inv_sum = 1.0F / sum;
       for (std::size_t d = 0; d < a.head_dim; ++d)
         out[d] *= inv_sum;
     }
   };
-  parallel_for(pool, a.n_tokens * a.n_head, items);
+  // Causal rows differ in length (token t sees positions[t] + 1 keys), so equal index ranges are
+  // not equal work: hand out small pieces dynamically.
+  parallel_for(pool, a.n_tokens * a.n_head, items, grain_for(2 * a.n_kv * a.head_dim),
+               Schedule::kChunked);
 }
 
 }  // namespace eredu::cpu::detail

@@ -37,7 +37,9 @@ constexpr KernelTable make_table(Isa isa) {
       detail::rms_norm,
       detail::rope,
       [](const AttentionArgs& args, ThreadPool* pool) { detail::attention(Ops(), args, pool); },
-      detail::swiglu,
+      [](const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool) {
+        detail::swiglu(Ops(), gate, up, n, out, pool);
+      },
       detail::add,
       [](const MatrixView& table, std::size_t row, float* out) {
         detail::get_row(Ops(), table, row, out);

@@ -11,8 +11,13 @@ namespace {
 constexpr std::size_t kElementGrain = 4096;
 }  // namespace
 
-void swiglu(const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool) {
+void swiglu(const VecOps& ops, const float* gate, const float* up, std::size_t n, float* out,
+            ThreadPool* pool) {
   auto range = [&](std::size_t i0, std::size_t i1) {
+    if (ops.silu_mul != nullptr) {
+      ops.silu_mul(gate + i0, up + i0, out + i0, i1 - i0);
+      return;
+    }
     for (std::size_t i = i0; i < i1; ++i) {
       const float g = gate[i];
       out[i] = g / (1.0F + std::exp(-g)) * up[i];

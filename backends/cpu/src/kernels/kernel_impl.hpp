@@ -8,6 +8,18 @@
 
 namespace eredu::cpu::detail {
 
+// Work below which handing a piece to another thread costs more than it saves: waking a worker
+// takes microseconds, and on an oversubscribed machine a descheduled one much longer. Counted in
+// multiply-adds (or comparable element operations); about 5 us on one core.
+inline constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
+
+// Scheduling grain (indices per piece) so that a piece holds at least kMinParallelWork when one
+// index costs `work_per_index`.
+constexpr std::size_t grain_for(std::size_t work_per_index) noexcept {
+  const std::size_t per = work_per_index == 0 ? 1 : work_per_index;
+  return (kMinParallelWork + per - 1) / per;
+}
+
 bool supports_matmul(DType dtype) noexcept;
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool);
@@ -17,7 +29,8 @@ void rms_norm(const float* x, const float* weight, std::size_t n_rows, std::size
 void rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
           const std::int32_t* positions, const RopeParams& params, ThreadPool* pool);
 void attention(const VecOps& ops, const AttentionArgs& args, ThreadPool* pool);
-void swiglu(const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool);
+void swiglu(const VecOps& ops, const float* gate, const float* up, std::size_t n, float* out,
+            ThreadPool* pool);
 void add(const float* a, const float* b, std::size_t n, float* out, ThreadPool* pool);
 void softmax(float* x, std::size_t n);
 

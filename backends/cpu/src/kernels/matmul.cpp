@@ -1,10 +1,16 @@
 // Threaded matrix-vector / matrix-matrix products over packed weights.
 //
-// Threads split the output rows (n_out); each output element is produced by one thread with one
-// fixed sequence of operations, so results do not depend on the thread count. Tokens are handled
-// in tiles: for each tile, a thread walks its rows, reads and decodes each packed row once, and
-// takes its dot with every token of the tile. Decoding is one row at a time into a per-thread
-// buffer; the weight matrix is never densified.
+// Each output element is produced by one thread with one fixed sequence of operations, so results
+// do not depend on the thread count or on which thread takes which piece.
+//
+// One token (decode): threads split the output rows; each row is one dot product (quant_row_dot on
+// the 8-bit activation blocks, or dot_f32 on the decoded row).
+//
+// Several tokens (prompt batches), when the ISA has tiled kernels: the activations are quantized
+// (or rounded) in parallel, then the output is cut into work items of a block of rows x a chunk of
+// tokens, handed out dynamically; each item runs the register-blocked QuantGemm / FloatGemm, which
+// reuses every decoded weight block for several tokens. Encodings without an integer kernel are
+// decoded one row block at a time into a per-thread float buffer; the matrix is never densified.
 #include <algorithm>
 #include <vector>
 
@@ -17,9 +23,28 @@ namespace {
 constexpr std::size_t kTokenTile = 16;  // tokens sharing one pass over the weight rows
 constexpr std::size_t kRowGrain = 4;    // rows per scheduling unit
 
+// Tiled path: a work item is up to kGemmTokens tokens of a block of rows. Integer blocks hold 24
+// rows (a multiple of the 2-row tile); float blocks are sized so the decoded rows stay within
+// about 128 KiB of cache, in multiples of the 3-row tile, but hold at least 12 rows so that each
+// activation tile (streamed from a far cache for long rows) serves at least 4 row tiles.
+constexpr std::size_t kGemmTokens = 96;
+constexpr std::size_t kQuantRowBlock = 24;
+constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
+constexpr std::size_t kFloatRowTile = 3;
+constexpr std::size_t kFloatMinRowBlock = 12;  // long rows: still 4 tiles per activation tile
+constexpr std::size_t kFloatMaxRowBlock = 48;
+
 // Per-thread scratch that grows to the largest row seen and is then reused (no allocation per
 // call once warm).
 float* scratch_row(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+// The tiled path's per-thread scratch (decoded row blocks, block scales), kept apart from the
+// one-row decode buffer above so that decode keeps its small, cache-resident buffer.
+float* scratch_tile(std::size_t n) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
@@ -64,9 +89,93 @@ void get_row(const VecOps& ops, const MatrixView& table, std::size_t row, float*
   if (decoded != out) std::copy(decoded, decoded + table.cols, out);
 }
 
+namespace {
+
+// Runs fn(row0, row1, tok0, tok1) over a grid of row blocks x token chunks, dynamically scheduled.
+template <typename Fn>
+void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_block,
+                        std::size_t n_tokens, Fn&& fn) {
+  const std::size_t n_row_blocks = (rows + row_block - 1) / row_block;
+  const std::size_t n_chunks = (n_tokens + kGemmTokens - 1) / kGemmTokens;
+  auto items = [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::size_t rb = i / n_chunks;
+      const std::size_t tc = i % n_chunks;
+      const std::size_t r0 = rb * row_block;
+      const std::size_t t0 = tc * kGemmTokens;
+      fn(r0, std::min(rows, r0 + row_block), t0, std::min(n_tokens, t0 + kGemmTokens));
+    }
+  };
+  parallel_for(pool, n_row_blocks * n_chunks, items, 1, Schedule::kChunked);
+}
+
+// The prompt-batch path; false when this ISA has no tiled kernel for the encoding.
+bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
+                  float* y, ThreadPool* pool) {
+  const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
+  const auto* base = static_cast<const std::byte*>(w.data);
+
+  const QuantGemm qgemm = ops.quantize_act_q8 != nullptr && ops.quant_gemm != nullptr
+                              ? ops.quant_gemm(w.dtype)
+                              : nullptr;
+  if (qgemm != nullptr) {
+    const std::size_t n_blocks = w.cols / 32;
+    ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
+    auto quantize = [&](std::size_t t0, std::size_t t1) {
+      for (std::size_t t = t0; t < t1; ++t)
+        ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
+    };
+    parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+    for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
+                       [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+                         float* scratch =
+                             scratch_tile(quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
+                         qgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks,
+                               n_blocks, t1 - t0, y + t0 * w.rows + r0, w.rows, scratch);
+                       });
+    return true;
+  }
+
+  if (ops.float_gemm == nullptr) return false;
+  if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
+    float* rounded = scratch_rounded_act(n_tokens * w.cols);
+    auto round = [&](std::size_t t0, std::size_t t1) {
+      ops.round_act_to_half(w.dtype, x + t0 * w.cols, rounded + t0 * w.cols, (t1 - t0) * w.cols);
+    };
+    parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
+    x = rounded;
+  }
+  const std::size_t fit = kFloatBlockBytes / (w.cols * sizeof(float));
+  const std::size_t row_block =
+      std::clamp(fit / kFloatRowTile * kFloatRowTile, kFloatMinRowBlock, kFloatMaxRowBlock);
+  for_each_tile_item(
+      pool, w.rows, row_block, n_tokens,
+      [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+        const float* rows = nullptr;
+        if (w.dtype == DType::kF32) {
+          rows = static_cast<const float*>(w.data) + r0 * w.cols;
+        } else {
+          float* buffer = scratch_tile(row_block * w.cols);
+          for (std::size_t r = r0; r < r1; ++r) {
+            const float* decoded =
+                decode_row(ops, w.dtype, base + r * row_bytes, w.cols, buffer + (r - r0) * w.cols);
+            (void)decoded;  // never the row itself: only F32 rows are returned in place
+          }
+          rows = buffer;
+        }
+        ops.float_gemm(rows, w.cols, r1 - r0, x + t0 * w.cols, w.cols, t1 - t0, w.cols,
+                       y + t0 * w.rows + r0, w.rows);
+      });
+  return true;
+}
+
+}  // namespace
+
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool) {
   if (w.rows == 0 || n_tokens == 0) return;
+  if (w.rows * w.cols * n_tokens < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
+  if (n_tokens > 1 && tiled_matmul(ops, w, x, n_tokens, y, pool)) return;
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
 
@@ -108,7 +217,7 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
       }
     }
   };
-  parallel_for(pool, w.rows, rows, kRowGrain);
+  parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
 }
 
 }  // namespace eredu::cpu::detail

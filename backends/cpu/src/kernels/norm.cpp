@@ -26,7 +26,7 @@ void rms_norm(const float* x, const float* weight, std::size_t n_rows, std::size
       }
     }
   };
-  parallel_for(pool, n_rows, rows);
+  parallel_for(pool, n_rows, rows, grain_for(4 * n));
 }
 
 }  // namespace eredu::cpu::detail

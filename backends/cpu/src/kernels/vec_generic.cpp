@@ -35,7 +35,24 @@ QuantRowDot no_quant_row_dot(DType /*dtype*/) {
   return nullptr;
 }
 
-constexpr VecOps kGenericOps{dot_f32, axpy_f32, f16_to_f32, nullptr, no_quant_row_dot, nullptr};
+QuantGemm no_quant_gemm(DType /*dtype*/) {
+  return nullptr;
+}
+
+constexpr VecOps kGenericOps{
+    .dot_f32 = dot_f32,
+    .axpy_f32 = axpy_f32,
+    .f16_to_f32 = f16_to_f32,
+    .quantize_act_q8 = nullptr,
+    .quant_row_dot = no_quant_row_dot,
+    .round_act_to_half = nullptr,
+    .quant_gemm = no_quant_gemm,
+    .float_gemm = nullptr,
+    .attention_scores = nullptr,
+    .attention_weighted_sum = nullptr,
+    .attention_softmax = nullptr,
+    .silu_mul = nullptr,
+};
 
 }  // namespace
 

@@ -27,6 +27,27 @@ struct ActQ8Block {
 // sum over blocks of (weight block . activation block) for one packed weight row.
 using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
 
+// Tiled products for several tokens at once, written into y[t * ldy + r] for rows r < m and tokens
+// t < n. The weight rows are `w_stride` bytes (or floats) apart, the activation rows `n_blocks`
+// blocks (or `ldx` floats) apart.
+//
+// QuantGemm gives each element exactly the value quant_row_dot gives it (the same operations in
+// the same order, only register-blocked over several rows and tokens), so a matmul result does not
+// depend on how rows and tokens are grouped.
+// `scratch` holds quant_gemm_scratch_floats(m, n_blocks) floats for the call's own use.
+using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                           std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
+                           float* scratch);
+constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blocks) {
+  return 2 * n_blocks * (m + 4);
+}
+// FloatGemm: per element one 8-lane FMA chain over k (in steps of 8), summed across lanes, then the
+// k % 8 tail added in order (the order llamafile's tinyBLAS uses for prompt batches, which differs
+// from dot_f32's four-chain order).
+using FloatGemm = void (*)(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                           std::size_t ldx, std::size_t n, std::size_t k, float* y,
+                           std::size_t ldy);
+
 struct VecOps {
   // Sum of a[i] * b[i] with a fixed order of operations (depends on n only).
   float (*dot_f32)(const float* a, const float* b, std::size_t n);
@@ -41,7 +62,33 @@ struct VecOps {
   // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
   // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
   void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
+  // The tiled integer product for a weight encoding, or null (then rows go through quant_row_dot
+  // or are decoded). Used for more than one token.
+  QuantGemm (*quant_gemm)(DType dtype);
+  // The tiled float product, or null (then dot_f32 per element). Used for more than one token on
+  // weights decoded (or stored) as F32.
+  FloatGemm float_gemm;
+  // Attention over KV rows `stride` elements apart (F32, or F16 when `f16`), for dim a multiple of
+  // 8; null: the kernel calls dot_f32 / axpy_f32 per row. attention_scores: out[j] = the value
+  // dot_f32(q, row j) gives. attention_weighted_sum: out = the value of zero-filling out and then
+  // axpy_f32(w[j], row j, out) for j = 0 .. n_rows - 1.
+  void (*attention_scores)(const float* q, const void* k, bool f16, std::size_t stride,
+                           std::size_t n_rows, std::size_t dim, float* out);
+  void (*attention_weighted_sum)(const float* w, const void* v, bool f16, std::size_t stride,
+                                 std::size_t n_rows, std::size_t dim, float* out);
+  // In place softmax numerator: s[j] = exp(s[j] * scale - max_j(s[j] * scale)); returns the sum.
+  // A vectorized exp within about one ulp of std::exp (as ggml's SIMD softmax); null: std::exp and
+  // a sequential sum.
+  float (*attention_softmax)(float* s, std::size_t n, float scale);
+  // out = silu(gate) * up with the vectorized exp (as ggml's SIMD silu); null: std::exp per
+  // element. out may equal gate or up.
+  void (*silu_mul)(const float* gate, const float* up, float* out, std::size_t n);
 };
+
+// AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().
+QuantGemm quant_gemm_avx2(DType dtype);
+void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                     std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C

@@ -17,62 +17,77 @@ inline void cpu_relax() noexcept {
   __builtin_ia32_pause();
 #endif
 }
+constexpr std::uint64_t kCountMask = 0xFFFFFFFFULL;
+// Pieces per job stay below 2^32 so that they fit the claim word.
+constexpr std::size_t kMaxPieces = std::size_t{1} << 31;
+
+constexpr std::uint32_t generation_of(std::uint64_t claim) noexcept {
+  return static_cast<std::uint32_t>(claim >> 32);
+}
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t n_threads) {
   const std::size_t workers = n_threads > 1 ? n_threads - 1 : 0;
   workers_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) {
-    workers_.emplace_back([this, i] { worker_main(i + 1); });
+    workers_.emplace_back([this] { worker_main(); });
   }
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  if (++generation_ == 0) ++generation_;
+  claim_.store(std::uint64_t{generation_} << 32, std::memory_order_release);
+  claim_.notify_all();
   for (std::thread& t : workers_)
     t.join();
 }
 
-void ThreadPool::run_share(std::size_t thread_index) {
-  const std::size_t n = job_n_;
-  const std::size_t grain = job_grain_;
-  const std::size_t n_grains = (n + grain - 1) / grain;
+void ThreadPool::run_piece(std::size_t piece) {
   if (job_schedule_ == Schedule::kStatic) {
-    const std::size_t threads = size();
-    const std::size_t g0 = n_grains * thread_index / threads;
-    const std::size_t g1 = n_grains * (thread_index + 1) / threads;
-    if (g0 < g1) job_fn_(g0 * grain, std::min(n, g1 * grain));
+    const std::size_t g0 = job_n_grains_ * piece / job_pieces_;
+    const std::size_t g1 = job_n_grains_ * (piece + 1) / job_pieces_;
+    if (g0 < g1) job_fn_(g0 * job_grain_, std::min(job_n_, g1 * job_grain_));
     return;
   }
+  job_fn_(piece * job_grain_, std::min(job_n_, (piece + 1) * job_grain_));
+}
+
+void ThreadPool::run_pieces(std::uint32_t generation) {
+  std::uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
-    const std::size_t g = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (g >= n_grains) return;
-    job_fn_(g * grain, std::min(n, (g + 1) * grain));
+    if (generation_of(claim) != generation || (claim & kCountMask) == 0) return;
+    if (!claim_.compare_exchange_weak(claim, claim - 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      continue;  // `claim` now holds the current word
+    }
+    run_piece(static_cast<std::size_t>((claim & kCountMask) - 1));
+    // Read before counting this piece: once every piece is counted the job may be replaced.
+    const std::size_t pieces = job_pieces_;
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces) done_.notify_one();
+    claim = claim_.load(std::memory_order_acquire);
   }
 }
 
-void ThreadPool::worker_main(std::size_t thread_index) {
-  std::uint64_t seen = 0;
+void ThreadPool::worker_main() {
+  std::uint32_t seen = 0;
   for (;;) {
-    std::uint64_t current = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; current == seen && spin < kSpinIterations; ++spin) {
+    std::uint64_t claim = claim_.load(std::memory_order_acquire);
+    for (int spin = 0; generation_of(claim) == seen && spin < kSpinIterations; ++spin) {
       cpu_relax();
-      current = generation_.load(std::memory_order_acquire);
+      claim = claim_.load(std::memory_order_acquire);
     }
-    for (int y = 0; current == seen && y < kYieldIterations; ++y) {
+    for (int y = 0; generation_of(claim) == seen && y < kYieldIterations; ++y) {
       std::this_thread::yield();
-      current = generation_.load(std::memory_order_acquire);
+      claim = claim_.load(std::memory_order_acquire);
     }
-    while (current == seen) {
-      generation_.wait(seen, std::memory_order_acquire);
-      current = generation_.load(std::memory_order_acquire);
+    while (generation_of(claim) == seen) {
+      claim_.wait(claim, std::memory_order_acquire);
+      claim = claim_.load(std::memory_order_acquire);
     }
-    seen = current;
     if (stop_.load(std::memory_order_relaxed)) return;
-    run_share(thread_index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    seen = generation_of(claim);
+    run_pieces(seen);
   }
 }
 
@@ -85,29 +100,38 @@ void ThreadPool::parallel_for(std::size_t n, RangeFn fn, std::size_t grain, Sche
     fn(0, n);  // nothing to share, or the pool is taken: run inline
     return;
   }
+  std::size_t n_grains = (n + grain - 1) / grain;
+  if (schedule == Schedule::kChunked && n_grains > kMaxPieces) {
+    grain = (n + kMaxPieces - 1) / kMaxPieces;
+    n_grains = (n + grain - 1) / grain;
+  }
+  const std::size_t pieces = schedule == Schedule::kStatic ? std::min(size(), n_grains) : n_grains;
   job_fn_ = fn;
   job_n_ = n;
   job_grain_ = grain;
+  job_n_grains_ = n_grains;
+  job_pieces_ = pieces;
   job_schedule_ = schedule;
-  next_chunk_.store(0, std::memory_order_relaxed);
-  pending_.store(workers_.size(), std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  done_.store(0, std::memory_order_relaxed);
+  if (++generation_ == 0) ++generation_;
+  claim_.store((std::uint64_t{generation_} << 32) | pieces, std::memory_order_release);
+  claim_.notify_all();
 
-  run_share(0);
+  run_pieces(generation_);
 
-  std::size_t left = pending_.load(std::memory_order_acquire);
-  for (int spin = 0; left != 0 && spin < kSpinIterations; ++spin) {
+  // Only pieces that other threads are running are left; wait for them.
+  std::uint32_t done = done_.load(std::memory_order_acquire);
+  for (int spin = 0; done != pieces && spin < kSpinIterations; ++spin) {
     cpu_relax();
-    left = pending_.load(std::memory_order_acquire);
+    done = done_.load(std::memory_order_acquire);
   }
-  for (int y = 0; left != 0 && y < kYieldIterations; ++y) {
+  for (int y = 0; done != pieces && y < kYieldIterations; ++y) {
     std::this_thread::yield();
-    left = pending_.load(std::memory_order_acquire);
+    done = done_.load(std::memory_order_acquire);
   }
-  while (left != 0) {
-    pending_.wait(left, std::memory_order_acquire);
-    left = pending_.load(std::memory_order_acquire);
+  while (done != pieces) {
+    done_.wait(done, std::memory_order_acquire);
+    done = done_.load(std::memory_order_acquire);
   }
   busy_.store(false, std::memory_order_release);
 }

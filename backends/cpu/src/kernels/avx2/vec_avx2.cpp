@@ -8,32 +8,18 @@
 // scales and accumulated in float.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
+#include "simd_avx2.hpp"
 
 namespace eredu::cpu::detail {
 
 namespace {
 
 namespace enc = eredu::encoding;
-
-inline float hsum(__m256 v) {
-  const __m128 lo = _mm256_castps256_ps128(v);
-  const __m128 hi = _mm256_extractf128_ps(v, 1);
-  __m128 s = _mm_add_ps(lo, hi);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline float half_to_float(std::uint16_t h) {
-  return _cvtsh_ss(h);
-}
-inline float round_to_half(float f) {
-  return _cvtsh_ss(static_cast<unsigned short>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
-}
 
 float dot_f32(const float* a, const float* b, std::size_t n) {
   __m256 acc0 = _mm256_setzero_ps();
@@ -64,6 +50,199 @@ void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
   }
   for (; i < n; ++i)
     y[i] += alpha * x[i];
+}
+
+// Attention over a KV cache whose rows are `stride` elements apart, F32 or F16; dim a multiple
+// of 8. Each score is exactly dot_f32(q, row) (same accumulators and order, the F16 elements
+// widened in registers instead of through a buffer), and the weighted sum performs exactly the
+// operations of zero-filling `out` and calling axpy_f32(w[j], row j, out) for j = 0, 1, ...
+struct F32Rows {
+  const float* base;
+  __m256 load(std::size_t row, std::size_t stride, std::size_t i) const {
+    return _mm256_loadu_ps(base + row * stride + i);
+  }
+};
+struct F16Rows {
+  const std::uint16_t* base;
+  __m256 load(std::size_t row, std::size_t stride, std::size_t i) const {
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + row * stride + i)));
+  }
+};
+
+template <typename Rows>
+void scores_rows(const float* q, Rows rows, std::size_t stride, std::size_t n_rows, std::size_t dim,
+                 float* out) {
+  for (std::size_t j = 0; j < n_rows; ++j) {
+    __m256 acc0 = _mm256_setzero_ps();
+    __m256 acc1 = _mm256_setzero_ps();
+    __m256 acc2 = _mm256_setzero_ps();
+    __m256 acc3 = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), rows.load(j, stride, i), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), rows.load(j, stride, i + 8), acc1);
+      acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), rows.load(j, stride, i + 16), acc2);
+      acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), rows.load(j, stride, i + 24), acc3);
+    }
+    for (; i + 8 <= dim; i += 8) {
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), rows.load(j, stride, i), acc0);
+    }
+    out[j] = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  }
+}
+
+// NV vectors (8 * NV elements starting at d0) of the weighted sum, accumulated in registers.
+template <int NV, typename Rows>
+void weighted_chunk(const float* w, Rows rows, std::size_t stride, std::size_t n_rows,
+                    std::size_t d0, float* out) {
+  __m256 acc[NV];
+#pragma GCC unroll 8
+  for (int c = 0; c < NV; ++c)
+    acc[c] = _mm256_setzero_ps();
+  for (std::size_t j = 0; j < n_rows; ++j) {
+    const __m256 s = _mm256_set1_ps(w[j]);
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c)
+      acc[c] = _mm256_fmadd_ps(s, rows.load(j, stride, d0 + 8 * c), acc[c]);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NV; ++c)
+    _mm256_storeu_ps(out + d0 + 8 * c, acc[c]);
+}
+
+template <typename Rows>
+void weighted_rows(const float* w, Rows rows, std::size_t stride, std::size_t n_rows,
+                   std::size_t dim, float* out) {
+  std::size_t d0 = 0;
+  for (; d0 + 64 <= dim; d0 += 64)
+    weighted_chunk<8>(w, rows, stride, n_rows, d0, out);
+  switch ((dim - d0) / 8) {
+    case 7:
+      return weighted_chunk<7>(w, rows, stride, n_rows, d0, out);
+    case 6:
+      return weighted_chunk<6>(w, rows, stride, n_rows, d0, out);
+    case 5:
+      return weighted_chunk<5>(w, rows, stride, n_rows, d0, out);
+    case 4:
+      return weighted_chunk<4>(w, rows, stride, n_rows, d0, out);
+    case 3:
+      return weighted_chunk<3>(w, rows, stride, n_rows, d0, out);
+    case 2:
+      return weighted_chunk<2>(w, rows, stride, n_rows, d0, out);
+    case 1:
+      return weighted_chunk<1>(w, rows, stride, n_rows, d0, out);
+    default:
+      return;
+  }
+}
+
+void attention_scores(const float* q, const void* k, bool f16, std::size_t stride,
+                      std::size_t n_rows, std::size_t dim, float* out) {
+  if (f16) {
+    scores_rows(q, F16Rows{static_cast<const std::uint16_t*>(k)}, stride, n_rows, dim, out);
+  } else {
+    scores_rows(q, F32Rows{static_cast<const float*>(k)}, stride, n_rows, dim, out);
+  }
+}
+
+void attention_weighted_sum(const float* w, const void* v, bool f16, std::size_t stride,
+                            std::size_t n_rows, std::size_t dim, float* out) {
+  if (f16) {
+    weighted_rows(w, F16Rows{static_cast<const std::uint16_t*>(v)}, stride, n_rows, dim, out);
+  } else {
+    weighted_rows(w, F32Rows{static_cast<const float*>(v)}, stride, n_rows, dim, out);
+  }
+}
+
+// e^x for x <= 0 (softmax arguments) within about one ulp: x = n ln2 + r with |r| <= ln2 / 2
+// (ln2 split in two so n ln2 is exact), e^r by its degree-7 Taylor polynomial (truncation error
+// below 1e-8 relative), times 2^n built in the exponent bits. Below -87, where e^x would be
+// subnormal, the result is 0 (negligible next to the maximum's e^0 = 1 in a softmax sum).
+inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341F)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375F), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440054690583e-4F), r);
+  __m256 p = _mm256_set1_ps(1.0F / 5040.0F);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 720.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 120.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 24.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 6.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
+  const __m256i two_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(two_n));
+  return _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.0F), _CMP_GE_OQ));
+}
+
+// out = silu(gate) * up with silu(g) = g / (1 + e^-g), written as g / (1 + t) for g >= 0 and
+// g t / (1 + t) for g < 0 with t = e^-|g| (never overflows); e^ within about one ulp.
+void silu_mul(const float* gate, const float* up, float* out, std::size_t n) {
+  const __m256 one = _mm256_set1_ps(1.0F);
+  const __m256 sign_bit = _mm256_set1_ps(-0.0F);
+  auto block = [&](__m256 g, __m256 u) {
+    const __m256 t = exp_nonpositive(_mm256_or_ps(g, sign_bit));  // e^-|g|
+    const __m256 negative = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
+    const __m256 numerator = _mm256_blendv_ps(g, _mm256_mul_ps(g, t), negative);
+    return _mm256_mul_ps(_mm256_div_ps(numerator, _mm256_add_ps(one, t)), u);
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, block(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    alignas(32) float g[8] = {};
+    alignas(32) float u[8] = {};
+    for (std::size_t j = i; j < n; ++j) {
+      g[j - i] = gate[j];
+      u[j - i] = up[j];
+    }
+    _mm256_store_ps(g, block(_mm256_load_ps(g), _mm256_load_ps(u)));
+    for (std::size_t j = i; j < n; ++j)
+      out[j] = g[j - i];
+  }
+}
+
+// In place: s[j] = e^(s[j] * scale - max), max over the scaled scores; returns the sum of the
+// exponentials (eight interleaved partial sums, then the tail in order).
+float attention_softmax(float* s, std::size_t n, float scale) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(s + i), vscale);
+    _mm256_storeu_ps(s + i, v);
+    vmax = _mm256_max_ps(vmax, v);
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  float max_score = _mm_cvtss_f32(m);
+  for (std::size_t j = i; j < n; ++j) {
+    s[j] = s[j] * scale;
+    max_score = s[j] > max_score ? s[j] : max_score;
+  }
+  const __m256 vmax_all = _mm256_set1_ps(max_score);
+  __m256 vsum = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + i), vmax_all));
+    _mm256_storeu_ps(s + i, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  float sum = hsum(vsum);
+  if (i < n) {
+    alignas(32) float tail[8] = {};
+    for (std::size_t j = i; j < n; ++j)
+      tail[j - i] = s[j] - max_score;
+    _mm256_store_ps(tail, exp_nonpositive(_mm256_load_ps(tail)));
+    for (std::size_t j = i; j < n; ++j) {
+      s[j] = tail[j - i];
+      sum += s[j];
+    }
+  }
+  return sum;
 }
 
 void f16_to_f32(const std::uint16_t* src, float* dst, std::size_t n) {
@@ -117,42 +296,6 @@ void quantize_act_q8(const float* x, ActQ8Block* y, std::size_t n) {
     y[b].d = round_to_half(d);
     y[b].s = round_to_half(d * static_cast<float>(_mm_cvtsi128_si32(s)));
   }
-}
-
-// 16 packed bytes -> 32 bytes: low nibbles (elements 0..15) then high nibbles (16..31).
-inline __m256i nibbles_to_bytes(const std::uint8_t* qs) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
-// 32 bits -> 32 bytes, 0xFF where the bit (element index) is set.
-inline __m256i bits_to_bytes(const std::uint8_t* bits4) {
-  std::uint32_t bits;
-  std::memcpy(&bits, bits4, 4);
-  // Byte k of the result looks at source byte k / 8 ...
-  const __m256i spread =
-      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
-                                             0x0202020202020202, 0x0303030303030303));
-  // ... and tests bit k % 8 of it.
-  const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
-  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
-}
-
-// Integer dot of 32 unsigned bytes with 32 signed bytes, as 8 float lanes.
-inline __m256 dot_u8_i8(__m256i u, __m256i s) {
-  const __m256i pairs = _mm256_maddubs_epi16(u, s);
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-}
-
-// Integer dot of two signed byte vectors: move the sign of a onto b so a can be unsigned.
-inline __m256 dot_i8_i8(__m256i a, __m256i b) {
-  return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
-}
-
-inline __m256i load_act(const ActQ8Block& x) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
 }
 
 float row_dot_q8_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
@@ -258,8 +401,20 @@ void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t
   }
 }
 
-constexpr VecOps kAvx2Ops{dot_f32,         axpy_f32,      f16_to_f32,
-                          quantize_act_q8, quant_row_dot, round_act_to_half};
+constexpr VecOps kAvx2Ops{
+    .dot_f32 = dot_f32,
+    .axpy_f32 = axpy_f32,
+    .f16_to_f32 = f16_to_f32,
+    .quantize_act_q8 = quantize_act_q8,
+    .quant_row_dot = quant_row_dot,
+    .round_act_to_half = round_act_to_half,
+    .quant_gemm = quant_gemm_avx2,
+    .float_gemm = float_gemm_avx2,
+    .attention_scores = attention_scores,
+    .attention_weighted_sum = attention_weighted_sum,
+    .attention_softmax = attention_softmax,
+    .silu_mul = silu_mul,
+};
 
 }  // namespace
 

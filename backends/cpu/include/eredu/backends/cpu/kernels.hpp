@@ -17,6 +17,13 @@
 // (ggml's vec_dot_type). Other encodings (K-quants, IQ4) decode one weight row at a time into a
 // per-thread float buffer and use float dot products. The generic table keeps activations in F32
 // for every encoding.
+//
+// Prompt batches (n_tokens > 1) on AVX2 run register-blocked tiles. For the 8-bit integer path
+// every element gets exactly the value the one-token path gives it. For float-decoded weights a
+// batch element is one 8-lane FMA chain (llamafile's tinyBLAS order, as llama.cpp uses for prompt
+// batches) while one token uses dot_f32's four chains, so the two can differ in the last bits.
+// AVX2 attention and SwiGLU use a vectorized exp within about one ulp of std::exp (as ggml's SIMD
+// softmax and silu do). None of this depends on the thread count.
 
 #include <cstddef>
 #include <cstdint>

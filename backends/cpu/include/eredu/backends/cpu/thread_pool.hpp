@@ -1,14 +1,20 @@
 #pragma once
 // A persistent pool of worker threads for the CPU kernels.
 //
-// The workers are created once and live as long as the pool. `parallel_for` publishes a job by
-// bumping an atomic generation counter; idle workers spin briefly on it and then sleep in
-// std::atomic::wait (a futex on Linux), so a call takes no lock and allocates nothing. The calling
-// thread works on its own share of the range and then waits for the others.
+// The workers are created once and live as long as the pool. `parallel_for` cuts the range into
+// pieces and publishes the job in one atomic word (a job generation and the count of pieces not
+// yet claimed); every thread, the caller included, claims pieces from that word until none are
+// left, and the caller returns once every piece is finished. Idle workers spin briefly on the word
+// and then sleep in std::atomic::wait (a futex on Linux), so a call takes no lock and allocates
+// nothing.
 //
-// Determinism. Work is split into ranges; every index is handed to exactly one thread, and a
-// kernel computes each output element entirely inside the range that owns it, with a fixed
-// reduction order. Results therefore do not depend on the number of threads or on the schedule.
+// Oversubscription. Nothing is waited for that has not started: a worker that is descheduled (more
+// runnable threads than cores) simply claims nothing, and the caller runs the pieces itself. The
+// caller only waits for pieces another thread is actually running.
+//
+// Determinism. Every index is handed to exactly one thread, and a kernel computes each output
+// element entirely inside the piece that owns it, with a fixed reduction order. Results therefore
+// do not depend on the number of threads or on which thread runs which piece.
 //
 // One submitter at a time: if parallel_for is called while the pool is busy (from another thread
 // or from inside a job), that call runs its whole range on the calling thread instead of waiting.
@@ -53,7 +59,7 @@ class RangeFn {
 // How a range [0, n) is cut into the pieces handed to threads.
 enum class Schedule {
   kStatic,   // one contiguous piece per thread, sizes differing by at most one grain
-  kChunked,  // pieces of `grain` indices, taken by whichever thread is free (load balancing)
+  kChunked,  // pieces of `grain` indices (finer load balancing)
 };
 
 class ThreadPool {
@@ -74,22 +80,28 @@ class ThreadPool {
                     Schedule schedule = Schedule::kStatic);
 
  private:
-  void worker_main(std::size_t worker_index);
-  void run_share(std::size_t thread_index);
+  void worker_main();
+  // Claims and runs pieces of job `generation` until none are left unclaimed.
+  void run_pieces(std::uint32_t generation);
+  void run_piece(std::size_t piece);
 
   std::vector<std::thread> workers_;
 
-  // The published job. Written by the submitter before `generation_` is bumped (release) and read
-  // by workers after they observe the bump (acquire).
+  // The published job. Written by the submitter before `claim_` announces its generation (release)
+  // and read by a thread only after it has claimed a piece of that generation (acquire); the job
+  // cannot finish, and so cannot be replaced, while a claimed piece is running.
   RangeFn job_fn_;
   std::size_t job_n_ = 0;
-  std::size_t job_grain_ = 1;
+  std::size_t job_grain_ = 1;     // indices per grain
+  std::size_t job_n_grains_ = 0;  // grains in [0, n)
+  std::size_t job_pieces_ = 0;
   Schedule job_schedule_ = Schedule::kStatic;
+  std::uint32_t generation_ = 0;  // submitter only
 
-  alignas(64) std::atomic<std::uint64_t> generation_{0};
-  alignas(64) std::atomic<std::size_t> pending_{0};     // workers still running the current job
-  alignas(64) std::atomic<std::size_t> next_chunk_{0};  // kChunked: next grain-sized piece
-  alignas(64) std::atomic<bool> busy_{false};           // a job is being submitted or run
+  // (generation << 32) | pieces of that job not yet claimed. Pieces are claimed from the top down.
+  alignas(64) std::atomic<std::uint64_t> claim_{0};
+  alignas(64) std::atomic<std::uint32_t> done_{0};  // pieces of the current job finished
+  alignas(64) std::atomic<bool> busy_{false};       // a job is being submitted or run
   std::atomic<bool> stop_{false};
 };
 

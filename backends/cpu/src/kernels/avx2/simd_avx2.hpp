@@ -1,0 +1,70 @@
+#pragma once
+// Internal, AVX2 translation units only (avx2/*.cpp, built with -mavx2 -mfma -mf16c): the small
+// vector helpers the matrix-vector and tiled matrix-matrix kernels share. Everything here has
+// internal linkage (anonymous namespace), so no AVX2 copy of an inline function can be picked by
+// the linker for baseline code (see vec_ops.hpp).
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "../vec_ops.hpp"
+
+namespace eredu::cpu::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  const __m128 lo = _mm256_castps256_ps128(v);
+  const __m128 hi = _mm256_extractf128_ps(v, 1);
+  __m128 s = _mm_add_ps(lo, hi);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float half_to_float(std::uint16_t h) {
+  return _cvtsh_ss(h);
+}
+
+inline float round_to_half(float f) {
+  return _cvtsh_ss(static_cast<unsigned short>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
+}
+
+// 16 packed bytes -> 32 bytes: low nibbles (elements 0..15) then high nibbles (16..31).
+inline __m256i nibbles_to_bytes(const std::uint8_t* qs) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 32 bits -> 32 bytes, 0xFF where the bit (element index) is set.
+inline __m256i bits_to_bytes(const std::uint8_t* bits4) {
+  std::uint32_t bits;
+  std::memcpy(&bits, bits4, 4);
+  // Byte k of the result looks at source byte k / 8 ...
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
+                                             0x0202020202020202, 0x0303030303030303));
+  // ... and tests bit k % 8 of it.
+  const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
+// Integer dot of 32 unsigned bytes with 32 signed bytes, as 8 float lanes.
+inline __m256 dot_u8_i8(__m256i u, __m256i s) {
+  const __m256i pairs = _mm256_maddubs_epi16(u, s);
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+// Integer dot of two signed byte vectors: move the sign of a onto b so a can be unsigned.
+inline __m256 dot_i8_i8(__m256i a, __m256i b) {
+  return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
+inline __m256i load_act(const ActQ8Block& x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
+}
+
+}  // namespace
+}  // namespace eredu::cpu::detail
