@@ -198,6 +198,19 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     x = rounded;
   }
 
+  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row.
+  if (w.dtype == DType::kF16 && ops.dot_f16_f32 != nullptr) {
+    auto f16_rows = [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t o = r0; o < r1; ++o) {
+        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
+        for (std::size_t t = 0; t < n_tokens; ++t)
+          y[t * w.rows + o] = ops.dot_f16_f32(row, x + t * w.cols, w.cols);
+      }
+    };
+    parallel_for(pool, w.rows, f16_rows, std::max(kRowGrain, grain_for(w.cols)));
+    return;
+  }
+
   auto rows = [&](std::size_t r0, std::size_t r1) {
     float* buffer = qdot != nullptr ? nullptr : scratch_row(w.cols);
     for (std::size_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {

@@ -43,6 +43,7 @@ constexpr VecOps kGenericOps{
     .dot_f32 = dot_f32,
     .axpy_f32 = axpy_f32,
     .f16_to_f32 = f16_to_f32,
+    .dot_f16_f32 = nullptr,
     .quantize_act_q8 = nullptr,
     .quant_row_dot = no_quant_row_dot,
     .round_act_to_half = nullptr,

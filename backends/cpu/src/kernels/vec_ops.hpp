@@ -55,6 +55,9 @@ struct VecOps {
   void (*axpy_f32)(float alpha, const float* x, float* y, std::size_t n);
   // Exact F16 -> F32 widening.
   void (*f16_to_f32)(const std::uint16_t* src, float* dst, std::size_t n);
+  // dot_f32(widen(a), b) with the F16 row widened in registers (same accumulators and order, so
+  // bit-identical to widening into a buffer first); null: widen, then dot_f32.
+  float (*dot_f16_f32)(const std::uint16_t* a, const float* b, std::size_t n);
   // Quantizes n (multiple of 32) floats to ActQ8Blocks; null when the ISA has no integer path.
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).
