@@ -6,14 +6,14 @@
 #   bench/performance-table.sh [PASSES]            measure (default 3 passes) and print
 #   bench/performance-table.sh --from DIR          print the table of an earlier run's DIR
 #
-# Environment: EREDU_BENCH (default build/bin/eredu-bench), EREDU_MODELS (/work/models: the
+# Environment: EREDU_BENCH (default build/bin/eredu-bench), EREDU_MODELS (build/models: the
 # eredu-synth files smol135m-{F16,Q8_0,Q4_0}.gguf, llama1b-{F16,Q8_0,Q4_0}.gguf), EREDU_STORIES
 # (../shared/models/stories260K.gguf), EREDU_THREADS (2), OUT (a fresh temp dir).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench=${EREDU_BENCH:-$root/build/bin/eredu-bench}
-models=${EREDU_MODELS:-/work/models}
-stories=${EREDU_STORIES:-$root/../shared/models/stories260K.gguf}
+models=${EREDU_MODELS:-$root/build/models}
+stories=${EREDU_STORIES:-${EREDU_SHARED_DIR:-$root/../shared}/models/stories260K.gguf}
 threads=${EREDU_THREADS:-2}
 
 if [[ "${1:-}" == "--from" ]]; then
