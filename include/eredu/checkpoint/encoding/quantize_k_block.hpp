@@ -32,11 +32,14 @@ namespace kquant_detail {
 
 inline constexpr float kMaxF16 = 65504.0f;
 
-// Nearest integer to v clamped to [lo, hi]; 0 clamped into range when v is not finite.
+// Nearest integer to v (halves round up) clamped to [lo, hi], for code ranges within
+// [-128, 127]; 0 clamped into range when v is NaN. This runs for every element a few dozen times,
+// so it avoids a libm rounding call: after the clamp, v + 128.5 is positive and truncation is
+// floor.
 [[nodiscard]] inline int nearest_code(float v, int lo, int hi) noexcept {
-  if (!std::isfinite(v)) return std::clamp(0, lo, hi);
-  const float c = std::clamp(std::nearbyint(v), static_cast<float>(lo), static_cast<float>(hi));
-  return static_cast<int>(c);
+  if (std::isnan(v)) return std::clamp(0, lo, hi);
+  const float c = std::clamp(v, static_cast<float>(lo), static_cast<float>(hi));
+  return static_cast<int>(c + 128.5f) - 128;
 }
 
 // Stores `d` as F16 with its magnitude rounded up (so that value / |d16| never exceeds the scale
