@@ -8,7 +8,8 @@
 // any thread count), norms are 1, the output matrix is separate from the embedding, and the
 // vocabulary is a synthesized SentencePiece one (see synth_vocabulary.hpp). Matrices are encoded
 // as --type; a matrix whose row length is not a multiple of the type's block size keeps F16 (a
-// warning on stderr names it). Types eredu cannot quantize (K-quants, IQ*) are refused.
+// warning on stderr names it; K-quant blocks are 256 long). Types eredu cannot quantize (IQ*) are
+// refused.
 
 #include <CLI/CLI.hpp>
 
@@ -62,7 +63,9 @@ int main(int argc, char** argv) {
   CLI::Option* rms_eps =
       app.add_option("--rms-eps", given.rms_eps, "RMS norm epsilon (default 1e-5)");
   app.add_option("--type", type_name,
-                 "Matrix encoding: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (default F16)");
+                 "Matrix encoding: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, "
+                 "Q4_K, Q5_K, Q6_K (mixture names such as Q4_K_M mean their base type; default "
+                 "F16)");
   app.add_option("--seed", seed, "Random seed (default 1)");
   app.add_option("--name", name, "general.name (default: the preset or 'synthetic-llama')");
   app.add_option("-t,--threads", threads, "Generation threads (the output does not depend on it)")

@@ -96,15 +96,20 @@ Result<DType> parse_encoding(std::string_view name) {
                           " can be read but not written); writable types: " + writable)
                     .with_subject(upper));
   }
-  return fail(Error(ErrorCode::kInvalidArgument,
-                    "unknown tensor type " + std::string(name) +
-                        " (expected F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1)")
-                  .with_subject(std::string(name)));
+  return fail(
+      Error(ErrorCode::kInvalidArgument,
+            "unknown tensor type " + std::string(name) +
+                " (expected F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, "
+                "Q5_K or Q6_K)")
+          .with_subject(std::string(name)));
 }
 
 std::uint32_t llama_file_type(DType dtype) noexcept {
   // llama_ftype (llama.h): LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2,
-  // MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7, MOSTLY_Q5_0 = 8, MOSTLY_Q5_1 = 9, MOSTLY_BF16 = 32.
+  // MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7, MOSTLY_Q5_0 = 8, MOSTLY_Q5_1 = 9, MOSTLY_Q2_K = 10,
+  // MOSTLY_Q3_K_S = 11, MOSTLY_Q4_K_S = 14, MOSTLY_Q5_K_S = 16, MOSTLY_Q6_K = 18,
+  // MOSTLY_BF16 = 32. eredu writes every matrix in the one K-quant type (no mixture), which is
+  // nearest to llama.cpp's "small" (_S) variants.
   switch (dtype) {
     case DType::kF32:
       return 0;
@@ -120,6 +125,16 @@ std::uint32_t llama_file_type(DType dtype) noexcept {
       return 8;
     case DType::kQ5_1:
       return 9;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 11;
+    case DType::kQ4_K:
+      return 14;
+    case DType::kQ5_K:
+      return 16;
+    case DType::kQ6_K:
+      return 18;
     case DType::kBF16:
       return 32;
     default:

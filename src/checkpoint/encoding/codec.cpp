@@ -14,6 +14,7 @@
 #include "eredu/checkpoint/encoding/dequantize_block.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/checkpoint/encoding/quantize_block.hpp"
+#include "eredu/checkpoint/encoding/quantize_k_block.hpp"
 
 namespace eredu::encoding {
 namespace {
@@ -24,8 +25,9 @@ constexpr std::array kDequantizable{
     DType::kQ5_K, DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS, DType::kBF16,
 };
 constexpr std::array kQuantizable{
-    DType::kF32,  DType::kF16,  DType::kQ4_0, DType::kQ4_1,
-    DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kBF16,
+    DType::kF32,  DType::kF16,  DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+    DType::kQ5_1, DType::kQ8_0, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
+    DType::kQ5_K, DType::kQ6_K, DType::kBF16,
 };
 
 template <typename Block>
@@ -204,6 +206,21 @@ Result<void> quantize(DType dtype, std::span<const float> src, std::span<std::by
       break;
     case DType::kQ8_0:
       encode_blocks<BlockQ8_0>(src, dst);
+      break;
+    case DType::kQ2_K:
+      encode_blocks<BlockQ2_K>(src, dst);
+      break;
+    case DType::kQ3_K:
+      encode_blocks<BlockQ3_K>(src, dst);
+      break;
+    case DType::kQ4_K:
+      encode_blocks<BlockQ4_K>(src, dst);
+      break;
+    case DType::kQ5_K:
+      encode_blocks<BlockQ5_K>(src, dst);
+      break;
+    case DType::kQ6_K:
+      encode_blocks<BlockQ6_K>(src, dst);
       break;
     default:
       return fail(ErrorCode::kInternal, "quantize: encoder table and dispatch disagree on " +

@@ -20,7 +20,8 @@ namespace eredu::encoding {
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS.
 [[nodiscard]] bool can_dequantize(DType dtype) noexcept;
 
-// True for the encodings quantize() produces: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1.
+// True for the encodings quantize() produces: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
 [[nodiscard]] bool can_quantize(DType dtype) noexcept;
 
 // The dtypes of can_dequantize() / can_quantize(), in DType order.
