@@ -5,6 +5,7 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/model/llama/admission.hpp"
 #include "eredu/runtime/bindings.hpp"
 
 namespace eredu::cpu {
@@ -24,38 +25,17 @@ SessionCapabilities CpuBackend::session_capabilities(const ArtifactInspection&,
 Result<CpuSelectedPreparation> CpuBackend::select_preparation(const ArtifactInspection& inspection,
                                                               const load_options& options,
                                                               const PreparationPolicy&) const {
-  if (!::eredu::model::llama::is_llama_architecture(inspection.architecture)) {
-    return fail(Error(ErrorCode::kUnsupported, "cpu backend: architecture '" +
-                                                   inspection.architecture +
-                                                   "' is not supported (llama, mistral)")
-                    .with_subject("general.architecture"));
-  }
-  if (inspection.gguf == nullptr || inspection.source == nullptr) {
-    return fail(ErrorCode::kUnsupported, "cpu backend: the llama family loads from GGUF only");
-  }
-  const checkpoint::TensorCatalog& catalog = inspection.source->catalog();
-  const checkpoint::TensorMetadata* embd = catalog.find(::eredu::model::llama::kTokenEmbd);
-  EREDU_TRY(auto config,
-            ::eredu::model::llama::read_llama_config(
-                *inspection.gguf, embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
-  EREDU_TRY(auto schema, ::eredu::model::llama::llama_schema(config, catalog));
-  // Fail closed: every owner must be runnable here before any payload is read.
-  for (const auto& p : schema) {
-    if (p.alias_of) continue;
-    EREDU_TRY_VOID(preflight_recipe(p.recipe, *inspection.source));
-  }
+  EREDU_TRY(auto admitted,
+            ::eredu::model::llama::admit_llama("cpu backend", inspection, options.context_length,
+                                               [](const checkpoint::DerivedWeightRecipe& recipe,
+                                                  const checkpoint::CheckpointSource& source) {
+                                                 return preflight_recipe(recipe, source);
+                                               }));
   CpuSelectedPreparation selected;
-  selected.max_positions =
-      options.context_length != 0 ? options.context_length : config.n_ctx_train;
-  if (selected.max_positions > ::eredu::model::llama::kMaxContext) {
-    return fail(
-        Error(ErrorCode::kLimitExceeded,
-              "context_length " + std::to_string(selected.max_positions) + " exceeds the limit")
-            .with_subject("context_length"));
-  }
+  selected.max_positions = admitted.max_positions;
   selected.kv_cache_type = options.kv_cache_type;
-  selected.config = std::move(config);
-  selected.schema = std::move(schema);
+  selected.config = std::move(admitted.config);
+  selected.schema = std::move(admitted.schema);
   return selected;
 }
 

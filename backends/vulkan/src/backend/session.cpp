@@ -6,27 +6,15 @@
 
 #include "context.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "eredu/model/llama/admission.hpp"
 
 namespace eredu::vulkan {
 
 Result<Submission<VulkanTensor, VulkanCompletion>> VulkanSession::prefill(
     const VulkanBackend& backend, prefill_input&& tokens) {
   const ::eredu::model::llama::LlamaConfig& c = model_.llama->config();
-  if (tokens.empty()) return fail(ErrorCode::kInvalidArgument, "prefill: no tokens");
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] >= c.n_vocab) {
-      return fail(Error(ErrorCode::kInvalidArgument,
-                        "token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
-                            " is out of range (vocabulary " + std::to_string(c.n_vocab) + ")")
-                      .with_offset(i));
-    }
-  }
-  if (static_cast<std::uint64_t>(position_) + tokens.size() > model_.max_positions) {
-    return fail(Error(ErrorCode::kLimitExceeded, "context full: " + std::to_string(position_) +
-                                                     " cached + " + std::to_string(tokens.size()) +
-                                                     " new positions exceed " +
-                                                     std::to_string(model_.max_positions)));
-  }
+  EREDU_TRY_VOID(::eredu::model::llama::check_forward_input(tokens, c.n_vocab, position_,
+                                                            model_.max_positions));
   VulkanContext& ctx = backend.context();
   // Work recorded by direct operator calls belongs to its own submission, not to this one.
   if (ctx.recorded_dispatches() > 0) {
