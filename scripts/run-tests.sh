@@ -5,6 +5,9 @@
 #   main      build-tests/  g++, warnings as errors, every backend whose toolchain is found
 #             (EREDU_WITH_*=AUTO), examples and benchmarks; runs the whole ctest suite (unit, e2e,
 #             package, and the vulkan/cuda labels, which skip without a device).
+#   release   build-release/ g++ -O3 (CMAKE_BUILD_TYPE=Release, what users build), warnings as
+#             errors, everything the main pass builds; runs the tests labelled `unit` and `e2e`
+#             (the -O3 code paths, the examples and the main job).
 #   sanitize  build-asan/   g++ with -fsanitize=address,undefined (CPU only); runs the tests
 #             labelled `unit` with leak detection on.
 #   fuzz      build-fuzz/   clang with libFuzzer + ASan + UBSan; runs every fuzz target for
@@ -13,7 +16,7 @@
 # It stops at the first failing pass and ends with one line counting every test run.
 #
 # Environment:
-#   EREDU_TEST_PASSES   passes to run, in order (default "main sanitize fuzz")
+#   EREDU_TEST_PASSES   passes to run, in order (default "main release sanitize fuzz")
 #   EREDU_FUZZ_SECONDS  seconds per fuzz target (default 60)
 #   EREDU_JOBS          parallel build and test jobs (default: nproc)
 #   EREDU_CMAKE_ARGS    extra arguments for the main pass's configure, e.g. -DEREDU_WITH_CUDA=OFF
@@ -23,7 +26,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 jobs=${EREDU_JOBS:-$(nproc)}
-passes=${EREDU_TEST_PASSES:-main sanitize fuzz}
+passes=${EREDU_TEST_PASSES:-main release sanitize fuzz}
 export EREDU_FUZZ_SECONDS=${EREDU_FUZZ_SECONDS:-60}
 read -r -a extra_cmake_args <<<"${EREDU_CMAKE_ARGS:-}"
 
@@ -83,6 +86,17 @@ for pass in $passes; do
       run_ctest --test-dir build-tests --output-on-failure -j "$jobs" --timeout 900
       phase_end
       ;;
+    release)
+      phase_start "release: configure + build"
+      cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DEREDU_WARNINGS_AS_ERRORS=ON -DEREDU_BUILD_TESTS=ON -DEREDU_BUILD_EXAMPLES=ON \
+        -DEREDU_BUILD_BENCH=ON "${extra_cmake_args[@]}"
+      cmake --build build-release -j "$jobs"
+      phase_end
+      phase_start "release: ctest -L unit|e2e"
+      run_ctest --test-dir build-release -L '^(unit|e2e)$' --output-on-failure -j "$jobs" --timeout 900
+      phase_end
+      ;;
     sanitize)
       phase_start "sanitize: configure + build"
       # -O1 -g1 (line tables only): fast enough to run, symbolized reports, and a much cheaper
@@ -122,7 +136,7 @@ for pass in $passes; do
       phase_end
       ;;
     *)
-      echo "run-tests: unknown pass '$pass' in EREDU_TEST_PASSES (main, sanitize, fuzz)" >&2
+      echo "run-tests: unknown pass '$pass' in EREDU_TEST_PASSES (main, release, sanitize, fuzz)" >&2
       exit 2
       ;;
   esac

@@ -79,8 +79,10 @@ std::string array_element(const checkpoint::GgufArray& array, std::uint64_t i,
                  ? summarize_string(array.strings()[static_cast<std::size_t>(i)], limits)
                  : "?";
     case GgufValueType::kArray:
+      // fmt, not `"(" + nested + ")"`: GCC 12 at -O3 reports a false -Wrestrict overlap there.
       return i < array.arrays().size()
-                 ? "(" + summarize_array(array.arrays()[static_cast<std::size_t>(i)], limits) + ")"
+                 ? fmt::format("({})",
+                               summarize_array(array.arrays()[static_cast<std::size_t>(i)], limits))
                  : "?";
   }
   return "?";
@@ -171,7 +173,17 @@ std::string escape_control(std::string_view text) {
 
 std::string summarize_string(std::string_view text, const ValueLimits& limits) {
   const std::string_view shown = utf8_prefix(text, limits.max_string);
-  if (shown.size() == text.size()) return "\"" + escape_for_terminal(text) + "\"";
+  if (shown.size() == text.size()) {
+    // Appended, not `"\"" + escaped + "\""`: GCC 12 at -O3 reports a false -Wrestrict overlap in
+    // the inlined operator+ of a literal and a temporary string.
+    std::string quoted;
+    const std::string escaped = escape_for_terminal(text);
+    quoted.reserve(escaped.size() + 2);
+    quoted += '"';
+    quoted += escaped;
+    quoted += '"';
+    return quoted;
+  }
   return fmt::format("\"{}...\" ({} bytes)", escape_for_terminal(shown), text.size());
 }
 

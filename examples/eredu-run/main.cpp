@@ -250,8 +250,11 @@ int run_on(const Options& options, const Factory& factory) {
     // Invalid UTF-8 cannot occur (the stream guard replaces it), but never let dump() throw.
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
+    // End the text's line and flush it before the speed lines go to stderr, so the two streams
+    // never run together on a terminal (stdout may be fully buffered when piped).
     std::printf("\n");
   }
+  std::fflush(stdout);
   std::fprintf(stderr,
                "eredu-run: prompt: %lld tokens in %.2f ms (%.1f tokens/s)\n"
                "eredu-run: generation: %lld tokens in %.2f ms (%.1f tokens/s); finish: %s\n",

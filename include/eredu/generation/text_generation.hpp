@@ -15,7 +15,10 @@
 // A callable that throws ends the request with kInternal; nothing escapes.
 //
 // Each request starts a new sequence on the session (submit_text_prefill discards the cache), so
-// after a cancelled or failed request the runtime serves the next one normally.
+// after a cancelled or failed request the runtime serves the next one normally; a request with
+// `cached_prefix` instead keeps that many cached positions (submit_text_continuation) and
+// evaluates the rest of its prompt. After a request the cache holds its prompt and every
+// generated token but the last (which was sampled, never evaluated).
 
 #include <algorithm>
 #include <chrono>
@@ -49,6 +52,22 @@ struct TextGenerationRequest {
   bool ignore_eos = false;  // keep generating past EOS ids
   std::int64_t max_tokens =
       SequenceOptions::kUnlimited;  // 0 = none, -1 = until the context is full
+  // How many of the prompt's first tokens the session's cache already holds, at the same
+  // positions, from the previous request (a chat turn that extends its conversation): only the
+  // rest is evaluated. 0 starts a new sequence. The caller vouches for the cached tokens; on a
+  // backend without submit_text_continuation the whole prompt is evaluated again.
+  std::uint32_t cached_prefix = 0;
+};
+
+// A backend that can keep a prefix of its session's cache and evaluate only the rest of a prompt.
+template <typename B>
+concept ContinuesTextPrefill = TextGenerationBackend<B> &&
+    requires(runtime::ModelRuntime<B>& runtime, typename B::text_prompt&& prompt,
+             std::uint32_t cached, typename B::text_state& state) {
+  {
+    B::submit_text_continuation(runtime, std::move(prompt), cached, state)
+    } -> std::same_as<
+        Result<Submission<typename B::text_token, typename B::text_completion>, typename B::error>>;
 };
 
 struct TextGenerationTimings {
@@ -98,6 +117,13 @@ class TextGeneration {
         std::min<std::uint32_t>(limits.vocab_size, static_cast<std::uint32_t>(INT32_MAX)));
     const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
     EREDU_TRY_VOID(validate_prompt_tokens(request.prompt, n_vocab, limits.context_length));
+    if (request.cached_prefix >= request.prompt.size() && request.cached_prefix != 0) {
+      return fail(Error(ErrorCode::kInvalidArgument,
+                        "cached_prefix " + std::to_string(request.cached_prefix) +
+                            " must be shorter than the prompt (" +
+                            std::to_string(request.prompt.size()) + " tokens)")
+                      .with_subject("cached_prefix"));
+    }
     SequenceOptions options;
     options.stop_strings = request.stop_strings;
     if (!request.ignore_eos) {
@@ -170,7 +196,7 @@ class TextGeneration {
       const auto started = clock::now();
       token_submission submission =
           previous ? B::submit_text_decode(*runtime_, std::move(*previous), *state)
-                   : B::submit_text_prefill(*runtime_, std::move(*prompt), *state);
+                   : submit_prompt(std::move(*prompt), *state);
       if (!submission) return fail(detail::to_error(std::move(submission).error()));
       auto id = submission->output.token_id();
       if (!id) return fail(detail::to_error(std::move(id).error()));
@@ -194,6 +220,16 @@ class TextGeneration {
     }
     result.finish_reason = *sequence_.finish_reason();
     return result;
+  }
+
+  token_submission submit_prompt(typename B::text_prompt&& prompt, typename B::text_state& state) {
+    if constexpr (ContinuesTextPrefill<B>) {
+      if (request_.cached_prefix != 0) {
+        return B::submit_text_continuation(*runtime_, std::move(prompt), request_.cached_prefix,
+                                           state);
+      }
+    }
+    return B::submit_text_prefill(*runtime_, std::move(prompt), state);
   }
 
   runtime_type* runtime_;

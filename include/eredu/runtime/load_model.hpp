@@ -27,6 +27,14 @@ namespace eredu::runtime {
 // (GGUF general.architecture; kUnsupported when missing), catalog and the source itself.
 [[nodiscard]] Result<ArtifactInspection> inspect_artifact(const std::filesystem::path& path);
 
+namespace detail {
+// A model error is about the file: name it when the layer that failed did not (a schema error
+// names the tensor, not the vocabulary-only GGUF it was looked for in).
+inline Error about_artifact(Error error, const ArtifactInspection& inspection) {
+  return std::move(error).with_path(inspection.path.string());
+}
+}  // namespace detail
+
 // Admission up to the backend's model config, reading no payload.
 template <ModelLoadingBackend B>
 [[nodiscard]] Result<typename B::model_config> plan_inspected_model(
@@ -34,12 +42,18 @@ template <ModelLoadingBackend B>
     const typename B::load_options& options) {
   const PreparationPolicy policy = backend.preparation_policy(options);
   auto selected = backend.select_preparation(inspection, options, policy);
-  if (!selected) return fail(to_eredu_error(std::move(selected).error()));
+  if (!selected) {
+    return fail(detail::about_artifact(to_eredu_error(std::move(selected).error()), inspection));
+  }
   const SessionCapabilities caps = backend.session_capabilities(inspection, policy);
-  EREDU_TRY_VOID(policy.admit(caps));
+  if (auto admitted = policy.admit(caps); !admitted) {
+    return fail(detail::about_artifact(std::move(admitted).error(), inspection));
+  }
   ModelPreparationPlan plan{inspection, caps};
   auto config = backend.build_model_config(plan, std::move(selected).value());
-  if (!config) return fail(to_eredu_error(std::move(config).error()));
+  if (!config) {
+    return fail(detail::about_artifact(to_eredu_error(std::move(config).error()), inspection));
+  }
   return std::move(config).value();
 }
 
@@ -48,7 +62,9 @@ template <ModelLoadingBackend B>
     B backend, const ArtifactInspection& inspection, const typename B::load_options& options) {
   EREDU_TRY(auto config, plan_inspected_model(backend, inspection, options));
   auto runtime = ModelRuntime<B>::prepare(std::move(backend), std::move(config));
-  if (!runtime) return fail(to_eredu_error(std::move(runtime).error()));
+  if (!runtime) {
+    return fail(detail::about_artifact(to_eredu_error(std::move(runtime).error()), inspection));
+  }
   return std::move(runtime).value();
 }
 

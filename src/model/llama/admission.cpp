@@ -47,7 +47,8 @@ Result<void> check_forward_input(std::span<const std::uint32_t> tokens, std::uin
       return fail(Error(ErrorCode::kInvalidArgument,
                         "token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
                             " is out of range (vocabulary " + std::to_string(n_vocab) + ")")
-                      .with_offset(i));
+                      // An index into the token list, not a byte offset: the message says it.
+                      .with_subject("tokens"));
     }
   }
   if (static_cast<std::uint64_t>(position) + tokens.size() > max_positions) {

@@ -115,7 +115,11 @@ TEST(VulkanSession, TokenOutOfRangeIsRejectedAndTheSessionStaysUsable) {
   EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
   auto bad_prefill = runtime->prefill(std::vector<std::uint32_t>{1, 2, n_vocab + 5});
   ASSERT_FALSE(bad_prefill.has_value());
-  EXPECT_EQ(bad_prefill.error().offset(), 2u);
+  // The bad token's index is named in the message; it is not a byte offset.
+  EXPECT_FALSE(bad_prefill.error().offset().has_value());
+  EXPECT_NE(bad_prefill.error().what().find("at index 2 "), std::string::npos)
+      << bad_prefill.error().what();
+  EXPECT_EQ(bad_prefill.error().what().find("at byte"), std::string::npos);
   EXPECT_FALSE(runtime->prefill(std::vector<std::uint32_t>{}).has_value());
   EXPECT_EQ(runtime->session().checkpoint(), kPrompt.size());
   auto good = runtime->decode(std::uint32_t{300});

@@ -41,6 +41,7 @@
 #include "eredu/model/llama/config.hpp"
 #include "eredu/model/llama/model.hpp"
 #include "eredu/model/llama/schema.hpp"
+#include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::cpu {
 
@@ -56,32 +57,7 @@ struct CpuMaterialization {
 };
 struct CpuMaterializationContext {};
 
-// TextGenerationBackend (cpu_text_generation.cpp). The CPU samples on the host with
-// generation::Sampler, so its token "handle" is the id itself.
-struct CpuTextPrompt {
-  std::vector<std::uint32_t> tokens;
-};
-struct CpuTextToken {
-  std::uint32_t id = 0;
-  [[nodiscard]] Result<std::uint32_t> token_id() const { return id; }
-};
-struct CpuSamplerState;  // the sampler lives in the .cpp (backend headers never include
-                         // generation/)
-class CpuTextState {
- public:
-  explicit CpuTextState(std::unique_ptr<CpuSamplerState> state);
-  CpuTextState(CpuTextState&&) noexcept;
-  CpuTextState& operator=(CpuTextState&&) noexcept;
-  CpuTextState(const CpuTextState&) = delete;
-  CpuTextState& operator=(const CpuTextState&) = delete;
-  ~CpuTextState();
-  [[nodiscard]] CpuSamplerState& state() noexcept { return *state_; }
-
- private:
-  std::unique_ptr<CpuSamplerState> state_;
-};
-
-class CpuBackend {
+class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuReadyCompletion> {
  public:
   // NeuralBackend
   using error = Error;
@@ -102,11 +78,8 @@ class CpuBackend {
   // ModelLoadingBackend
   using load_options = CpuLoadOptions;
   using selected_preparation = CpuSelectedPreparation;
-  // TextGenerationBackend
-  using text_prompt = CpuTextPrompt;
-  using text_token = CpuTextToken;
-  using text_state = CpuTextState;
-  using text_completion = CpuReadyCompletion;
+  // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
+  // operations come from runtime::HostSamplingTextGeneration (the sampler runs on the host).
 
   explicit CpuBackend(CpuBackendOptions options = {});
 
@@ -185,18 +158,6 @@ class CpuBackend {
                                                          const PreparationPolicy& policy) const;
   [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
                                                         selected_preparation&& selected) const;
-
-  // --- TextGenerationBackend (host sampling; prefill starts a new sequence at position 0) ---
-  [[nodiscard]] static TextGenerationLimits text_limits(
-      const runtime::ModelRuntime<CpuBackend>& runtime);
-  [[nodiscard]] static Result<text_state> start_text_generation(
-      const CpuBackend& backend, const generation::SamplingConfig& config);
-  [[nodiscard]] static Result<text_prompt> prepare_text_prompt(
-      const CpuBackend& backend, std::span<const std::uint32_t> tokens);
-  [[nodiscard]] static Result<Submission<text_token, text_completion>> submit_text_prefill(
-      runtime::ModelRuntime<CpuBackend>& runtime, text_prompt&& prompt, text_state& state);
-  [[nodiscard]] static Result<Submission<text_token, text_completion>> submit_text_decode(
-      runtime::ModelRuntime<CpuBackend>& runtime, text_token&& token, text_state& state);
 
   // What a CPU session realizes: a persistent KV cache and host-readable outputs.
   [[nodiscard]] static SessionCapabilities realized_session_capabilities() noexcept {

@@ -47,6 +47,7 @@
 #include "eredu/model/llama/config.hpp"
 #include "eredu/model/llama/model.hpp"
 #include "eredu/model/llama/schema.hpp"
+#include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::vulkan {
 
@@ -66,29 +67,8 @@ struct VulkanMaterializationContext {
   std::shared_ptr<Device> device;
 };
 
-struct VulkanTextPrompt {
-  std::vector<std::uint32_t> tokens;
-};
-struct VulkanTextToken {
-  std::uint32_t id = 0;
-  [[nodiscard]] Result<std::uint32_t> token_id() const { return id; }
-};
-struct VulkanSamplerState;  // lives in the .cpp (backend headers never include generation/)
-class VulkanTextState {
- public:
-  explicit VulkanTextState(std::unique_ptr<VulkanSamplerState> state);
-  VulkanTextState(VulkanTextState&&) noexcept;
-  VulkanTextState& operator=(VulkanTextState&&) noexcept;
-  VulkanTextState(const VulkanTextState&) = delete;
-  VulkanTextState& operator=(const VulkanTextState&) = delete;
-  ~VulkanTextState();
-  [[nodiscard]] VulkanSamplerState& state() noexcept { return *state_; }
-
- private:
-  std::unique_ptr<VulkanSamplerState> state_;
-};
-
-class VulkanBackend {
+class VulkanBackend
+    : public runtime::HostSamplingTextGeneration<VulkanBackend, VulkanReadyCompletion> {
  public:
   // NeuralBackend
   using error = Error;
@@ -109,11 +89,8 @@ class VulkanBackend {
   // ModelLoadingBackend
   using load_options = VulkanLoadOptions;
   using selected_preparation = VulkanSelectedPreparation;
-  // TextGenerationBackend
-  using text_prompt = VulkanTextPrompt;
-  using text_token = VulkanTextToken;
-  using text_state = VulkanTextState;
-  using text_completion = VulkanReadyCompletion;
+  // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
+  // operations come from runtime::HostSamplingTextGeneration (the sampler runs on the host).
 
   // Opens the Vulkan instance and the selected device. kCapabilityMissing when there is no Vulkan
   // driver or usable device; kNotFound when options.device matches none (the message lists them).
@@ -200,18 +177,6 @@ class VulkanBackend {
                                                          const PreparationPolicy& policy) const;
   [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
                                                         selected_preparation&& selected) const;
-
-  // --- TextGenerationBackend (host sampling; prefill starts a new sequence at position 0) ---
-  [[nodiscard]] static TextGenerationLimits text_limits(
-      const runtime::ModelRuntime<VulkanBackend>& runtime);
-  [[nodiscard]] static Result<text_state> start_text_generation(
-      const VulkanBackend& backend, const generation::SamplingConfig& config);
-  [[nodiscard]] static Result<text_prompt> prepare_text_prompt(
-      const VulkanBackend& backend, std::span<const std::uint32_t> tokens);
-  [[nodiscard]] static Result<Submission<text_token, text_completion>> submit_text_prefill(
-      runtime::ModelRuntime<VulkanBackend>& runtime, text_prompt&& prompt, text_state& state);
-  [[nodiscard]] static Result<Submission<text_token, text_completion>> submit_text_decode(
-      runtime::ModelRuntime<VulkanBackend>& runtime, text_token&& token, text_state& state);
 
   [[nodiscard]] static SessionCapabilities realized_session_capabilities() noexcept {
     SessionCapabilities caps;
