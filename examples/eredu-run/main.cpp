@@ -3,7 +3,7 @@
 //   eredu-run -m MODEL (-p PROMPT | -f FILE | -f -) [-n N] [--temp T] [--top-k K] [--top-p P]
 //             [--min-p P] [--repeat-penalty R] [--seed S] [--ignore-eos] [-t THREADS]
 //             [--backend cpu|vulkan|cuda|auto] [--device D] [--plan FILE] [--print-plan]
-//             [--json]
+//             [--json] [--chat|-cnv [--chat-template-file FILE] [--system TEXT]]
 //
 // --backend auto runs on the CPU (the Vulkan backend's per-element shaders are not faster than
 // the CPU kernels yet, so auto never silently picks it). --backend vulkan runs on the device that
@@ -16,6 +16,7 @@
 // Exit codes: 0 success, 2 bad input (arguments, prompt, plan, model file) or a failed run.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -43,6 +44,7 @@
 #include "eredu/runtime/load_model.hpp"
 #include "eredu/runtime/plan_realization.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
+#include "chat.hpp"
 
 namespace {
 
@@ -61,6 +63,9 @@ struct Options {
   std::optional<std::string> plan_file;
   bool print_plan = false;
   bool json = false;
+  bool chat = false;
+  std::optional<std::string> chat_template_file;
+  std::string system;
 };
 
 int error_exit(const std::string& message) {
@@ -172,9 +177,13 @@ int run_on(const Options& options, const Factory& factory) {
     return 0;
   }
 
-  auto prompt_text = read_prompt(options);
-  if (!prompt_text) return error_exit(prompt_text.error().what());
-  if (prompt_text->empty()) return error_exit("invalid argument: empty prompt");
+  std::optional<std::string> prompt_text;
+  if (options.prompt || options.prompt_file) {
+    auto text = read_prompt(options);
+    if (!text) return error_exit(text.error().what());
+    if (text->empty()) return error_exit("invalid argument: empty prompt");
+    prompt_text = std::move(text).value();
+  }
 
   const auto load_start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "eredu-run: loading %s on %s%s\n", options.model.c_str(),
@@ -192,6 +201,16 @@ int run_on(const Options& options, const Factory& factory) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::fprintf(stderr, "eredu-run: loaded in %.1f ms (context %u positions)\n", ms(load_seconds),
                runtime->session().max_positions());
+
+  if (options.chat) {
+    eredu_run::ChatOptions chat;
+    chat.template_file = options.chat_template_file;
+    chat.system = options.system;
+    chat.single_turn = prompt_text;
+    chat.sampling = options.sampling;
+    chat.max_tokens = options.n_predict;
+    return eredu_run::run_chat(chat, *runtime, *tokenizer, gguf->primary());
+  }
 
   auto prompt = (*tokenizer)->encode(*prompt_text, {.add_bos = true});
   if (!prompt) return error_exit(prompt.error().what());
@@ -316,14 +335,31 @@ int main(int argc, char** argv) {
   app.add_option("--plan", options.plan_file, "execution plan (JSON, schema 1)");
   app.add_flag("--print-plan", options.print_plan, "print the execution plan as JSON and exit");
   app.add_flag("--json", options.json, "print one JSON object instead of streaming text");
+  app.add_flag("--chat", options.chat,
+               "chat with the model's template (also -cnv): one user turn per input line (Ctrl-D "
+               "ends); "
+               "with -p, answer that turn and exit");
+  app.add_option("--chat-template-file", options.chat_template_file,
+                 "chat template (Jinja) to use instead of the model's tokenizer.chat_template");
+  app.add_option("--system", options.system, "system message that opens the chat");
+  // llama.cpp's spelling of --chat; CLI11 takes only one-letter names after a single dash.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (auto& arg : args) {
+    if (arg == "-cnv") arg = "--chat";
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return error_exit(e.what());
   }
-  if (!options.print_plan && !options.prompt && !options.prompt_file) {
+  if (!options.chat && (options.chat_template_file || !options.system.empty())) {
+    return error_exit("--chat-template-file and --system need --chat");
+  }
+  if (options.chat && options.json) return error_exit("--json does not apply to --chat");
+  if (!options.print_plan && !options.chat && !options.prompt && !options.prompt_file) {
     return error_exit("a prompt is required: -p PROMPT, -f FILE or -f -");
   }
   try {
