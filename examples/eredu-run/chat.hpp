@@ -38,8 +38,8 @@ struct ChatOptions {
 };
 
 // The chat template's source: the file given, else the model's tokenizer.chat_template.
-inline eredu::Result<std::string> chat_template_source(const ChatOptions& options,
-                                                       const eredu::checkpoint::GgufContents& gguf) {
+inline eredu::Result<std::string> chat_template_source(
+    const ChatOptions& options, const eredu::checkpoint::GgufContents& gguf) {
   if (options.template_file) {
     std::ifstream in(*options.template_file, std::ios::binary);
     if (!in) {
@@ -50,11 +50,11 @@ inline eredu::Result<std::string> chat_template_source(const ChatOptions& option
   }
   auto source = eredu::text::read_chat_template(gguf);
   if (!source) {
-    return eredu::fail(eredu::Error(eredu::ErrorCode::kNotFound,
-                                    "the model has no chat template (" +
-                                        std::string(eredu::text::kChatTemplateKey) +
-                                        "); give one with --chat-template-file")
-                           .with_path(gguf.path()));
+    return eredu::fail(
+        eredu::Error(eredu::ErrorCode::kNotFound, "the model has no chat template (" +
+                                                      std::string(eredu::text::kChatTemplateKey) +
+                                                      "); give one with --chat-template-file")
+            .with_path(gguf.path()));
   }
   return source;
 }

@@ -37,6 +37,7 @@
 #ifdef EREDU_HAVE_VULKAN_BACKEND
 #include "eredu/backends/vulkan/vulkan_plan_factory.hpp"
 #endif
+#include "chat.hpp"
 #include "eredu/checkpoint/gguf_source.hpp"
 #include "eredu/generation/text_generation.hpp"
 #include "eredu/plan/execution_plan.hpp"
@@ -44,7 +45,6 @@
 #include "eredu/runtime/load_model.hpp"
 #include "eredu/runtime/plan_realization.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
-#include "chat.hpp"
 
 namespace {
 
