@@ -100,9 +100,10 @@ int run_chat(const ChatOptions& options, eredu::runtime::ModelRuntime<Backend>& 
   if (!source) return error_exit(source.error().what());
   auto render = make_renderer(*source, *tokenizer);
   if (!render) {
-    return error_exit(render.error().what() + " (chat template " +
-                      options.template_file.value_or(std::string(eredu::text::kChatTemplateKey)) +
-                      ")");
+    // "FILE:LINE:COL: message", as compilers say it (the engine's message starts LINE:COL).
+    const std::string where = options.template_file.value_or(
+        gguf.path() + " " + std::string(eredu::text::kChatTemplateKey));
+    return error_exit("chat template " + where + ":" + render.error().message());
   }
   auto chat = eredu::chat::ChatSession<Backend>::create(runtime, tokenizer, std::move(*render),
                                                         options.system);

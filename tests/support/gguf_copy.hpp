@@ -1,0 +1,42 @@
+#pragma once
+// Test fixtures made from real models: a copy of a GGUF file with metadata entries added or
+// replaced (e.g. a tokenizer.chat_template on stories260K), every tensor byte-identical.
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "eredu/checkpoint/gguf.hpp"
+#include "eredu/checkpoint/gguf_writer.hpp"
+#include "eredu/core/result.hpp"
+
+namespace eredu::testing {
+
+inline Result<void> copy_gguf_with_metadata(
+    const std::filesystem::path& from, const std::filesystem::path& to,
+    const std::vector<std::pair<std::string, checkpoint::GgufValue>>& entries) {
+  EREDU_TRY(checkpoint::GgufFile file, checkpoint::GgufFile::open(from));
+  checkpoint::GgufWriter writer(checkpoint::GgufWriterOptions{
+      .version = file.header().version, .alignment = file.header().alignment});
+  for (const auto& entry : file.metadata()) {
+    bool replaced = false;
+    for (const auto& [key, value] : entries)
+      replaced = replaced || key == entry.key;
+    if (!replaced) writer.add_metadata(entry.key, entry.value);
+  }
+  for (const auto& [key, value] : entries)
+    writer.add_metadata(key, value);
+  for (const auto& info : file.tensors()) {
+    EREDU_TRY(const auto bytes, file.tensor_bytes(info));
+    checkpoint::GgufWriterTensor tensor;
+    tensor.name = info.name;
+    tensor.ggml_type = info.ggml_type;
+    tensor.ne = info.ne;
+    tensor.data.assign(bytes.begin(), bytes.end());
+    writer.add_raw_tensor(std::move(tensor));
+  }
+  return writer.write_file(to);
+}
+
+}  // namespace eredu::testing
