@@ -51,8 +51,10 @@ class BpeTokenizer::WordEncoder {
       symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(best) + 1);
       ranks_.erase(ranks_.begin() + static_cast<std::ptrdiff_t>(best) + 1);
       results_.erase(results_.begin() + static_cast<std::ptrdiff_t>(best) + 1);
-      if (best + 1 < symbols.size()) rank_pair(symbols, best);
-      else ranks_[best] = kNoRank;
+      if (best + 1 < symbols.size())
+        rank_pair(symbols, best);
+      else
+        ranks_[best] = kNoRank;
       if (best > 0) rank_pair(symbols, best - 1);
     }
   }
@@ -119,7 +121,8 @@ class BpeTokenizer::WordEncoder {
     const TokenId l = nodes_[static_cast<std::size_t>(left)].id;
     const TokenId r = nodes_[static_cast<std::size_t>(right)].id;
     if (l < 0 || r < 0) return;
-    if (const Merge* m = vocab_.find_merge(l, r)) queue_.push({m->rank, left, right, l, r, m->result});
+    if (const Merge* m = vocab_.find_merge(l, r))
+      queue_.push({m->rank, left, right, l, r, m->result});
   }
 
   const BpeTokenizer& vocab_;
@@ -164,9 +167,8 @@ Result<std::vector<TokenId>> BpeTokenizer::encode(std::string_view text,
   }
   if (const auto bad = find_invalid_utf8(text)) {
     return fail(ErrorCode::kInvalidArgument,
-                "the text is not valid UTF-8: the sequence at byte offset " +
-                    std::to_string(*bad) + " (" + printable(text.substr(*bad, 4)) +
-                    ") is ill-formed");
+                "the text is not valid UTF-8: the sequence at byte offset " + std::to_string(*bad) +
+                    " (" + printable(text.substr(*bad, 4)) + ") is ill-formed");
   }
   try {
     std::vector<TokenId> out;
@@ -180,8 +182,8 @@ Result<std::vector<TokenId>> BpeTokenizer::encode(std::string_view text,
     std::vector<TokenId> symbols;
     std::string prefixed;
     bool after_special = true;
-    for (const TextFragment& fragment :
-         split_at_special_tokens(text, special_by_length_, tokens_, types_, options.parse_special)) {
+    for (const TextFragment& fragment : split_at_special_tokens(text, special_by_length_, tokens_,
+                                                                types_, options.parse_special)) {
       if (fragment.is_token) {
         out.push_back(fragment.token);
         after_special = true;

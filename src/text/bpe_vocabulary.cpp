@@ -42,7 +42,8 @@ struct ByteTables {
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-      const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
+      const char32_t cp =
+          printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
       append_utf8(utf8[static_cast<std::size_t>(b)], cp);
       byte_of[cp] = static_cast<std::int16_t>(b);
     }
@@ -193,7 +194,8 @@ Result<void> BpeTokenizer::build_indexes(bool allow_duplicates,
         break;  // byte, unused, undefined: nothing, as llama.cpp renders them for BPE
     }
     if (text.empty()) continue;
-    const auto [it, inserted] = ids_by_text_.emplace(std::string_view(text), static_cast<TokenId>(i));
+    const auto [it, inserted] =
+        ids_by_text_.emplace(std::string_view(text), static_cast<TokenId>(i));
     if (!inserted) {
       if (!allow_duplicates) {
         return vocab_error(ErrorCode::kDuplicate, kTokensKey,

@@ -42,28 +42,37 @@ constexpr std::array kGpt4oList = {kGpt4o};
 constexpr std::array kStarcoderList = {std::string_view(R"(\p{N})"), kGpt2};
 constexpr std::array kFalconList = {std::string_view(R"([\p{P}\$\+<=>\^~\|`]+)"), kGpt2NoTail,
                                     std::string_view("[0-9][0-9][0-9]")};
+// Hugging Face writes six of these code points as literal characters that are canonical
+// singletons (U+1F7D, U+1FBE, U+1FD3, U+1FDB, U+2126, U+212A); they are \x{...} escapes here so
+// that no editor or tool can NFC-normalize them into other letters (which breaks the ranges).
 constexpr std::array kDeepseekLlmList = {
     std::string_view("[\r\n]"),
-    std::string_view(
-        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-"
-        "ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-"
-        "ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"),
-    std::string_view("\\s?[!-/:-~！-／：-～‘-‟　-。]+"), std::string_view("\\s+$"), kCjk,
+    std::string_view("\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-"
+                     "ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-"
+                     "ὅὈ-Ὅὐ-ὗὙὛὝὟ-\\x{1F7D}ᾀ-ᾴᾶ-ᾼ\\x{1FBE}ῂ-ῄῆ-ῌῐ-\\x{1FD3}ῖ-\\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-"
+                     "ℓℕℙ-ℝℤ\\x{2126}ℨ\\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-"
+                     "ꚛꜢ-"
+                     "ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-"
+                     "𑣟𞤀-𞥃]+"),
+    std::string_view("\\s?[!-/:-~！-／：-～‘-‟　-。]+"),
+    std::string_view("\\s+$"),
+    kCjk,
     std::string_view(R"(\p{N}+)")};
-constexpr std::array kDeepseekCoderList = {std::string_view("[\r\n]"),
-                                           std::string_view(R"(\s?\p{L}+)"),
-                                           std::string_view(R"(\s?\p{P}+)"), kCjk,
-                                           std::string_view(R"(\p{N})")};
+constexpr std::array kDeepseekCoderList = {
+    std::string_view("[\r\n]"), std::string_view(R"(\s?\p{L}+)"), std::string_view(R"(\s?\p{P}+)"),
+    kCjk, std::string_view(R"(\p{N})")};
 constexpr std::array kDeepseekV3List = {
     std::string_view(R"(\p{N}{1,3})"), std::string_view("[一-龥぀-ゟ゠-ヿ]+"),
     std::string_view(
         R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)")};
 constexpr std::array kPoroList = {kPoro};
 constexpr std::array kVikingList = {kPoro, std::string_view(R"(\p{N})")};
-constexpr std::array kChameleonList = {
-    std::string_view("<sentinel:[0-9]+>"), std::string_view("(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z"),
-    std::string_view("([\\t\\n]|    |  )"), std::string_view(R"(\p{N})"),
-    std::string_view(R"([\p{P}!-/:-@\[-`{-~])"), kGpt2NoTail};
+constexpr std::array kChameleonList = {std::string_view("<sentinel:[0-9]+>"),
+                                       std::string_view("(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z"),
+                                       std::string_view("([\\t\\n]|    |  )"),
+                                       std::string_view(R"(\p{N})"),
+                                       std::string_view(R"([\p{P}!-/:-@\[-`{-~])"),
+                                       kGpt2NoTail};
 
 struct NamedList {
   std::string_view name;
@@ -162,8 +171,8 @@ Result<std::shared_ptr<const Pretokenizer>> Pretokenizer::create(std::string_vie
       if (!known.empty()) known += ", ";
       known += name;
     }
-    return fail(Error(ErrorCode::kUnsupported, "unknown pre-tokenizer '" + std::string(pre) +
-                                                   "' (known: " + known + ")")
+    return fail(Error(ErrorCode::kUnsupported,
+                      "unknown pre-tokenizer '" + std::string(pre) + "' (known: " + known + ")")
                     .with_subject("tokenizer.ggml.pre"));
   }
   return from_patterns(std::string(list->name),
@@ -179,14 +188,12 @@ Result<std::shared_ptr<const Pretokenizer>> Pretokenizer::from_patterns(
       int error = 0;
       PCRE2_SIZE offset = 0;
       auto compiled = std::make_unique<Compiled>();
-      compiled->code =
-          pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                        PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+      compiled->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                     PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
       if (compiled->code == nullptr) {
-        return fail(ErrorCode::kInvalidArgument, "pre-tokenizer regex '" + pattern +
-                                                     "' does not compile at offset " +
-                                                     std::to_string(offset) + ": " +
-                                                     pcre2_message(error));
+        return fail(ErrorCode::kInvalidArgument,
+                    "pre-tokenizer regex '" + pattern + "' does not compile at offset " +
+                        std::to_string(offset) + ": " + pcre2_message(error));
       }
       // JIT is an optimisation only: without it (unsupported CPU, no executable memory) the
       // interpreter gives the same matches.

@@ -21,9 +21,18 @@ namespace {
 
 // llama.cpp's end-of-generation texts (llama-vocab.cpp), matched against every vocabulary entry.
 constexpr std::array<std::string_view, 14> kEogTexts = {
-    "<|eot_id|>",    "<|im_end|>", "<|end|>",         "<|return|>",
-    "<|call|>",      "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-    "<EOT>",         "_<EOT>",     "<|end_of_text|>", "<end_of_utterance>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
     "<｜end▁of▁sentence｜>",  // DeepSeek (full-width bars, U+2581)
     "<|end_of_turn|>",
 };

@@ -24,11 +24,13 @@ Unexpected<Error> vocab_error(ErrorCode code, std::string_view key, std::string 
 // Rust's char::is_whitespace (the White_Space property).
 bool is_whitespace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
 }
 
-bool is_bert_whitespace(char32_t c) { return c == '\t' || c == '\n' || c == '\r' || is_whitespace(c); }
+bool is_bert_whitespace(char32_t c) {
+  return c == '\t' || c == '\n' || c == '\r' || is_whitespace(c);
+}
 
 bool is_bert_control(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
@@ -241,9 +243,8 @@ void WordPieceTokenizer::encode_word(std::string_view word, std::size_t chars,
 std::vector<std::string> WordPieceTokenizer::normalize_and_split(std::string_view text) {
   std::vector<std::string> words;
   if (find_invalid_utf8(text)) return words;
-  for_each_word(normalize(text), [&](std::string_view word, std::size_t) {
-    words.emplace_back(word);
-  });
+  for_each_word(normalize(text),
+                [&](std::string_view word, std::size_t) { words.emplace_back(word); });
   return words;
 }
 
@@ -256,23 +257,21 @@ Result<std::vector<TokenId>> WordPieceTokenizer::encode(std::string_view text,
   }
   if (const auto bad = find_invalid_utf8(text)) {
     return fail(ErrorCode::kInvalidArgument,
-                "the text is not valid UTF-8: the sequence at byte offset " +
-                    std::to_string(*bad) + " (" + printable(text.substr(*bad, 4)) +
-                    ") is ill-formed");
+                "the text is not valid UTF-8: the sequence at byte offset " + std::to_string(*bad) +
+                    " (" + printable(text.substr(*bad, 4)) + ") is ill-formed");
   }
   try {
     std::vector<TokenId> out;
     if (options.add_bos && add_bos_) out.push_back(*special_.bos);
-    for (const TextFragment& fragment :
-         split_at_special_tokens(text, special_by_length_, tokens_, types_, options.parse_special)) {
+    for (const TextFragment& fragment : split_at_special_tokens(text, special_by_length_, tokens_,
+                                                                types_, options.parse_special)) {
       if (fragment.is_token) {
         out.push_back(fragment.token);
         continue;
       }
-      for_each_word(normalize(text.substr(fragment.begin, fragment.length)),
-                    [&](std::string_view word, std::size_t chars) {
-                      encode_word(word, chars, out);
-                    });
+      for_each_word(
+          normalize(text.substr(fragment.begin, fragment.length)),
+          [&](std::string_view word, std::size_t chars) { encode_word(word, chars, out); });
     }
     if (options.add_eos) {
       if (sep_) {

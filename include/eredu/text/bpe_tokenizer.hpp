@@ -42,11 +42,11 @@ struct BpeVocabulary {
   std::vector<std::string> merges;        // tokenizer.ggml.merges, rank = index ("Ġ t")
   std::vector<std::int32_t> token_types;  // tokenizer.ggml.token_type; empty: all normal
   SpecialTokenIds special;
-  std::string pre = "default";  // tokenizer.ggml.pre
-  bool add_bos = false;         // tokenizer.ggml.add_bos_token
-  bool add_eos = false;         // tokenizer.ggml.add_eos_token
-  bool ignore_merges = false;   // tokenizer.ggml.ignore_merges (llama.cpp: true for llama-bpe)
-  bool clean_spaces = true;     // decoding clean-up (DecodeOptions::clean_up_spaces)
+  std::string pre = "default";    // tokenizer.ggml.pre
+  bool add_bos = false;           // tokenizer.ggml.add_bos_token
+  bool add_eos = false;           // tokenizer.ggml.add_eos_token
+  bool ignore_merges = false;     // tokenizer.ggml.ignore_merges (llama.cpp: true for llama-bpe)
+  bool clean_spaces = true;       // decoding clean-up (DecodeOptions::clean_up_spaces)
   bool add_space_prefix = false;  // tokenizer.ggml.add_space_prefix: " " before the first word
   bool allow_duplicate_tokens = false;
 };
@@ -71,8 +71,7 @@ class BpeTokenizer final : public Tokenizer {
   // Validates `vocabulary`, compiles its pre-tokenizer and builds the tokenizer. Errors are
   // kInvalidModel (kUnsupported for an unknown pre, kDuplicate for a repeated token string) with
   // the GGUF key as subject and the offending index in the message.
-  [[nodiscard]] static Result<std::shared_ptr<const BpeTokenizer>> create(
-      BpeVocabulary vocabulary);
+  [[nodiscard]] static Result<std::shared_ptr<const BpeTokenizer>> create(BpeVocabulary vocabulary);
 
   [[nodiscard]] TokenizerKind kind() const noexcept override {
     return TokenizerKind::kBytePairEncoding;
@@ -122,8 +121,8 @@ class BpeTokenizer final : public Tokenizer {
   std::shared_ptr<const Pretokenizer> pretokenizer_;
 
   std::unordered_map<std::string_view, TokenId> ids_by_text_;  // views into tokens_
-  std::unordered_map<std::uint64_t, Merge> merges_;             // (left id << 32 | right id)
-  std::array<TokenId, 256> byte_tokens_{};                      // stand-in of each byte; -1: none
+  std::unordered_map<std::uint64_t, Merge> merges_;            // (left id << 32 | right id)
+  std::array<TokenId, 256> byte_tokens_{};                     // stand-in of each byte; -1: none
   std::vector<TokenId> special_by_length_;  // control, unknown, user-defined; longest first
 };
 

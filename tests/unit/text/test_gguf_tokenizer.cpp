@@ -235,7 +235,8 @@ TEST(GgufTokenizer, UnknownTokenizerModelsAreReportedUnsupportedNamingTheSupport
 }
 
 // A tiny byte-level BPE vocabulary: the 256 byte stand-ins and "ab".
-GgufWriter bpe_writer() {
+GgufWriter bpe_writer(GgufValue merges = GgufValue(GgufArray::of_strings(std::vector<std::string>{
+                          "a b"}))) {
   std::vector<std::string> tokens;
   for (int b = 0; b < 256; ++b)
     tokens.emplace_back(eredu::text::byte_to_unicode(static_cast<std::uint8_t>(b)));
@@ -243,8 +244,7 @@ GgufWriter bpe_writer() {
   GgufWriter writer;
   writer.add_metadata("tokenizer.ggml.model", GgufValue("gpt2"));
   writer.add_metadata("tokenizer.ggml.tokens", GgufValue(GgufArray::of_strings(tokens)));
-  writer.add_metadata("tokenizer.ggml.merges",
-                      GgufValue(GgufArray::of_strings(std::vector<std::string>{"a b"})));
+  writer.add_metadata("tokenizer.ggml.merges", std::move(merges));
   writer.add_metadata("tokenizer.ggml.bos_token_id", GgufValue(std::uint32_t{0}));
   writer.add_metadata("tokenizer.ggml.eos_token_id", GgufValue(std::uint32_t{0}));
   return writer;
@@ -273,11 +273,9 @@ TEST(GgufTokenizer, UnknownPreTokenizerIsAnErrorNamingItAndListingTheKnownOnes) 
 }
 
 TEST(GgufTokenizer, BpeMergesStoredAsIntegersAreATypeErrorNamingTheKey) {
-  auto writer = bpe_writer();
-  writer.add_metadata("tokenizer.ggml.merges",
-                      GgufValue(GgufArray::of(std::vector<std::int32_t>{1, 2})));
+  auto writer = bpe_writer(GgufValue(GgufArray::of(std::vector<std::int32_t>{1, 2})));
   const auto error = expect_error(writer, ErrorCode::kInvalidModel, "tokenizer.ggml.merges");
-  EXPECT_NE(error.message().find("tokenizer.ggml.merges"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("array of string"), std::string::npos) << error.message();
 }
 
 TEST(GgufTokenizer, BpeVocabularyWithoutMergesIsRejectedNamingTheKey) {
@@ -301,9 +299,7 @@ TEST(GgufTokenizer, IgnoreMergesStoredAsAStringIsATypeErrorNamingTheKey) {
 }
 
 TEST(GgufTokenizer, AMergeWithoutASpaceIsRejectedNamingItsRank) {
-  auto writer = bpe_writer();
-  writer.add_metadata("tokenizer.ggml.merges",
-                      GgufValue(GgufArray::of_strings(std::vector<std::string>{"a b", "ab"})));
+  auto writer = bpe_writer(GgufValue(GgufArray::of_strings(std::vector<std::string>{"a b", "ab"})));
   const auto error = expect_error(writer, ErrorCode::kInvalidModel, "tokenizer.ggml.merges");
   EXPECT_NE(error.message().find("merge 1"), std::string::npos) << error.message();
 }
@@ -334,8 +330,9 @@ TEST(GgufTokenizer, TheSharedLlamaSpmVocabularyLoadsThroughTheGgufReader) {
 
 TEST(GgufTokenizer, TheSharedBpeAndWordPieceVocabulariesLoadAsTheirKinds) {
   using eredu::text::TokenizerKind;
-  for (const auto& [name, kind] : {std::pair{"ggml-vocab-gpt-2.gguf", TokenizerKind::kBytePairEncoding},
-                                   std::pair{"ggml-vocab-bert-bge.gguf", TokenizerKind::kWordPiece}}) {
+  for (const auto& [name, kind] :
+       {std::pair{"ggml-vocab-gpt-2.gguf", TokenizerKind::kBytePairEncoding},
+        std::pair{"ggml-vocab-bert-bge.gguf", TokenizerKind::kWordPiece}}) {
     const std::filesystem::path path = eredu::testing::testdata_dir() / "vocab" / name;
     EREDU_REQUIRE_SHARED_PATH(path);
     const auto file = eredu::checkpoint::GgufFile::open(path);

@@ -210,8 +210,8 @@ TEST_P(VocabularyVectors, EveryInputEncodesToTheIdsHuggingFaceProduced) {
     const auto ids = tokenizer->encode(inputs[i], {.add_bos = false, .add_eos = false});
     ASSERT_TRUE(ids.has_value()) << "line " << i + 1 << ": " << ids.error().what();
     ASSERT_EQ(*ids, outputs[i]) << "first mismatch at line " << i + 1 << " of " << name
-                                << ".out, input '" << inputs[i] << "'\n got:     "
-                                << describe(*ids) << "\n expected:" << describe(outputs[i]);
+                                << ".out, input '" << inputs[i] << "'\n got:     " << describe(*ids)
+                                << "\n expected:" << describe(outputs[i]);
   }
 }
 
