@@ -239,6 +239,21 @@ Result<SentencePieceVocabulary> read_sentencepiece_vocabulary(const checkpoint::
   return result;
 }
 
+Result<BpeVocabulary> read_bpe_vocabulary(const checkpoint::GgufContents& gguf,
+                                          const GgufTokenizerOptions& options) {
+  auto result = [&]() -> Result<BpeVocabulary> {
+    try {
+      EREDU_TRY(const std::string model, read_model(gguf));
+      if (model != "gpt2") return unsupported_model(model);
+      return read_bpe(gguf, options);
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kLimitExceeded, "out of memory while reading the vocabulary");
+    }
+  }();
+  if (!result) return fail(std::move(result).error().with_path(gguf.path()));
+  return result;
+}
+
 Result<std::shared_ptr<const Tokenizer>> make_tokenizer_from_gguf(
     const checkpoint::GgufContents& gguf, const GgufTokenizerOptions& options) {
   auto model = read_model(gguf);
