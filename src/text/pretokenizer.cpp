@@ -47,13 +47,15 @@ constexpr std::array kFalconList = {std::string_view(R"([\p{P}\$\+<=>\^~\|`]+)")
 // that no editor or tool can NFC-normalize them into other letters (which breaks the ranges).
 constexpr std::array kDeepseekLlmList = {
     std::string_view("[\r\n]"),
-    std::string_view("\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-"
+    std::string_view("\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-"
+                     "ჅᎠ-"
                      "Ᏽᏸ-"
                      "ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-"
                      "ὅὈ-Ὅὐ-ὗὙὛὝὟ-\\x{1F7D}ᾀ-ᾴᾶ-ᾼ\\x{1FBE}ῂ-ῄῆ-ῌῐ-\\x{1FD3}ῖ-\\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-"
                      "ℓℕℙ-ℝℤ\\x{2126}ℨ\\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-"
                      "ꚛꜢ-"
-                     "ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-"
+                     "ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-"
+                     "𐲲𐳀-"
                      "𐳲𑢠-"
                      "𑣟𞤀-𞥃]+"),
     std::string_view("\\s?[!-/:-~！-／：-～‘-‟　-。]+"),
@@ -240,8 +242,13 @@ Result<void> Pretokenizer::split(std::string_view text, std::vector<std::string_
       std::size_t last = 0;   // end of the previous match: a gap starts here
       std::size_t start = 0;  // where the next search starts
       while (start < piece.size()) {
-        const int rc = pcre2_match(regex->code, subject, piece.size(), start, PCRE2_NO_UTF_CHECK,
-                                   match, nullptr);
+        int rc = pcre2_match(regex->code, subject, piece.size(), start, PCRE2_NO_UTF_CHECK, match,
+                             nullptr);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+          // JIT code runs on a small fixed stack; the interpreter keeps its frames on the heap.
+          rc = pcre2_match(regex->code, subject, piece.size(), start,
+                           PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, match, nullptr);
+        }
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
           return fail(ErrorCode::kLimitExceeded,

@@ -246,6 +246,23 @@ TEST(Pretokenizer, EveryKnownRegexListCompilesAndCoversTheTextExactly) {
   }
 }
 
+TEST(Pretokenizer, LongRunsOfOneCharacterClassSplitWithoutErrorUnderEveryName) {
+  // 100 kB single-class runs are where a backtracking regex engine runs out of stack; with the
+  // byte vocabulary and no merges every byte is one token, whatever the split.
+  for (const std::string_view name : Pretokenizer::known_names()) {
+    auto v = byte_vocabulary({}, {});
+    v.pre = std::string(name);
+    const auto t = make(v);
+    ASSERT_NE(t, nullptr);
+    for (const std::string& run : {std::string(100000, 'a'), std::string(100000, ' '),
+                                   std::string(100000, '7'), std::string(100000, '\n')}) {
+      const auto ids = t->encode(run);
+      ASSERT_TRUE(ids.has_value()) << name << ": " << ids.error().what();
+      EXPECT_EQ(ids->size(), run.size()) << name;
+    }
+  }
+}
+
 TEST(Pretokenizer, ARegexThatDoesNotCompileIsAnErrorNamingIt) {
   const auto p = Pretokenizer::from_patterns("bad", {"(unclosed"});
   ASSERT_FALSE(p.has_value());
