@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"bytes\": %zu, \"tokens\": %zu, \"repeats\": %d, \"best_s\": %.6f, \"median_s\": %.6f, "
       "\"mb_per_s\": %.3f}\n",
-      text.size(), ids.size(), repeats, best, median, static_cast<double>(text.size()) / best / 1e6);
+      text.size(), ids.size(), repeats, best, median,
+      static_cast<double>(text.size()) / best / 1e6);
   if (argc > 4) {
     std::ofstream out(argv[4]);
     for (std::size_t i = 0; i < ids.size(); ++i)

@@ -45,23 +45,23 @@ constexpr std::array kFalconList = {std::string_view(R"([\p{P}\$\+<=>\^~\|`]+)")
 // Hugging Face writes six of these code points as literal characters that are canonical
 // singletons (U+1F7D, U+1FBE, U+1FD3, U+1FDB, U+2126, U+212A); they are \x{...} escapes here so
 // that no editor or tool can NFC-normalize them into other letters (which breaks the ranges).
+// clang-format re-splits these multi-byte literals differently on every run:
+// clang-format off
 constexpr std::array kDeepseekLlmList = {
     std::string_view("[\r\n]"),
-    std::string_view("\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-"
-                     "ჅᎠ-"
-                     "Ᏽᏸ-"
-                     "ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-"
-                     "ὅὈ-Ὅὐ-ὗὙὛὝὟ-\\x{1F7D}ᾀ-ᾴᾶ-ᾼ\\x{1FBE}ῂ-ῄῆ-ῌῐ-\\x{1FD3}ῖ-\\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-"
-                     "ℓℕℙ-ℝℤ\\x{2126}ℨ\\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-"
-                     "ꚛꜢ-"
-                     "ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-"
-                     "𐲲𐳀-"
-                     "𐳲𑢠-"
-                     "𑣟𞤀-𞥃]+"),
+    std::string_view(
+        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆ"
+        "Έ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷ"
+        "ᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\\x{1F7D}ᾀ-ᾴᾶ-ᾼ\\x{1FBE}"
+        "ῂ-ῄῆ-ῌῐ-\\x{1FD3}ῖ-\\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ"
+        "-ℓℕℙ-ℝℤ\\x{2126}ℨ\\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃ"
+        "ↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ"
+        "-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"),
     std::string_view("\\s?[!-/:-~！-／：-～‘-‟　-。]+"),
     std::string_view("\\s+$"),
     kCjk,
     std::string_view(R"(\p{N}+)")};
+// clang-format on
 constexpr std::array kDeepseekCoderList = {
     std::string_view("[\r\n]"), std::string_view(R"(\s?\p{L}+)"), std::string_view(R"(\s?\p{P}+)"),
     kCjk, std::string_view(R"(\p{N})")};
