@@ -24,7 +24,7 @@ packages=(
   # clang 14 for the libFuzzer targets and sanitizer runtimes, and the formatter
   clang clang-14 libclang-rt-14-dev llvm clang-format
   # libraries
-  libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # Vulkan backend: headers + loader, shader compiler, a software driver (lavapipe), tools
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools

@@ -89,6 +89,7 @@ Result<std::shared_ptr<const SentencePieceTokenizer>> SentencePieceTokenizer::cr
     const bool allow_duplicates = vocabulary.allow_duplicate_tokens;
     auto tokenizer = std::make_shared<SentencePieceTokenizer>(PrivateTag{}, std::move(vocabulary));
     EREDU_TRY_VOID(tokenizer->build_indexes(allow_duplicates));
+    tokenizer->init_eog_tokens();
     return std::shared_ptr<const SentencePieceTokenizer>(std::move(tokenizer));
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kLimitExceeded, "out of memory while building the vocabulary");

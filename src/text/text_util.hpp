@@ -25,3 +25,17 @@ std::optional<std::uint8_t> parse_byte_token(std::string_view text) noexcept;
 std::string printable(std::string_view text);
 
 }  // namespace eredu::text
+
+namespace eredu::text {
+
+// The byte offset of the first byte that does not belong to a well-formed UTF-8 sequence
+// (overlong forms, surrogates and code points above U+10FFFF are ill-formed), or nullopt.
+std::optional<std::size_t> find_invalid_utf8(std::string_view text) noexcept;
+
+// Decodes the well-formed UTF-8 sequence at text[i] and advances i past it.
+char32_t next_code_point(std::string_view text, std::size_t& i) noexcept;
+
+// Appends the UTF-8 form of `cp`.
+void append_utf8(std::string& out, char32_t cp);
+
+}  // namespace eredu::text

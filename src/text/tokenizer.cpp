@@ -2,6 +2,8 @@
 
 #include "eredu/text/tokenizer.hpp"
 
+#include <algorithm>
+#include <array>
 #include <new>
 
 namespace eredu::text {
@@ -13,6 +15,81 @@ Result<void> Tokenizer::check_token(TokenId id) const {
                                                  std::to_string(vocab_size()) + ")");
   }
   return ok();
+}
+
+namespace {
+
+// llama.cpp's end-of-generation texts (llama-vocab.cpp), matched against every vocabulary entry.
+constexpr std::array<std::string_view, 14> kEogTexts = {
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<｜end▁of▁sentence｜>",  // DeepSeek (full-width bars, U+2581)
+    "<|end_of_turn|>",
+};
+
+// llama.cpp's detokenize clean-up (clean_spaces), three passes over the bytes.
+std::string clean_up_spaces(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {  // " ?", " !", " .", " ,"
+    const char x = text[i];
+    if (i > 0 && text[i - 1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',') &&
+        !out.empty()) {
+      out.pop_back();
+    }
+    out += x;
+  }
+  text.swap(out);
+  out.clear();
+  for (std::size_t i = 0; i < text.size(); ++i) {  // " ' " -> "'"
+    const char x = text[i];
+    if (x == '\'' && i > 0 && i + 1 < text.size() && text[i - 1] == ' ' && text[i + 1] == ' ') {
+      if (!out.empty()) out.pop_back();
+      out += x;
+      ++i;  // drop the space after
+      continue;
+    }
+    out += x;
+  }
+  text.swap(out);
+  out.clear();
+  for (std::size_t i = 0; i < text.size(); ++i) {  // " 's", " 'm", " 're", " 've"
+    const char x = text[i];
+    if (i > 0 && text[i - 1] == ' ' && x == '\'' && i + 1 < text.size()) {
+      const char x1 = text[i + 1];
+      const char x2 = i + 2 < text.size() ? text[i + 2] : '\0';
+      if (x1 == 's' || x1 == 'm' || (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e')) {
+        if (!out.empty()) out.pop_back();
+      }
+    }
+    out += x;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Tokenizer::init_eog_tokens() {
+  eog_ids_.clear();
+  const SpecialTokenIds& special = special_tokens();
+  for (const auto& id : {special.eos, special.eot, special.eom}) {
+    if (id && check_token(*id)) eog_ids_.push_back(*id);
+  }
+  for (const std::string_view text : kEogTexts) {
+    if (const auto id = find_token(text)) eog_ids_.push_back(*id);
+  }
+  std::sort(eog_ids_.begin(), eog_ids_.end());
+  eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
 }
 
 Result<std::string> Tokenizer::decode(std::span<const TokenId> ids,
@@ -34,6 +111,7 @@ Result<std::string> Tokenizer::decode(std::span<const TokenId> ids,
       produced_text = true;
       out += text;
     }
+    if (options.clean_up_spaces && cleans_spaces()) return clean_up_spaces(std::move(out));
     return out;
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kLimitExceeded,
@@ -47,9 +125,7 @@ bool Tokenizer::is_control(TokenId id) const {
 }
 
 bool Tokenizer::is_eog(TokenId id) const {
-  if (!check_token(id)) return false;
-  const SpecialTokenIds& special = special_tokens();
-  return id == special.eos || id == special.eot || id == special.eom;
+  return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id);
 }
 
 }  // namespace eredu::text

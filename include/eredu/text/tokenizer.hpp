@@ -21,8 +21,8 @@ namespace eredu::text {
 // Which algorithm a tokenizer runs (GGUF `tokenizer.ggml.model`).
 enum class TokenizerKind {
   kSentencePiece,     // "llama": score-driven merges, byte fallback, U+2581 for spaces
-  kBytePairEncoding,  // "gpt2": byte-level BPE with ranked merges (later issue)
-  kWordPiece,         // "bert" (later issue)
+  kBytePairEncoding,  // "gpt2": byte-level BPE with ranked merges
+  kWordPiece,         // "bert": BERT normalizer, greedy longest-match WordPiece
 };
 
 [[nodiscard]] constexpr std::string_view to_string(TokenizerKind kind) noexcept {
@@ -56,6 +56,10 @@ struct DecodeOptions {
   // sequence that way, undoing the space prefix the encoder added). Off by default, so that
   // decoding a sequence piece by piece equals decoding it at once.
   bool strip_leading_space = false;
+  // llama.cpp's clean_up_tokenization_spaces, for vocabularies that ask for it
+  // (Tokenizer::cleans_spaces): " ." " ," " !" " ?" lose the space, " ' " becomes "'", and " 's",
+  // " 'm", " 're", " 've" lose the space. Off by default (it is not piecewise).
+  bool clean_up_spaces = false;
 };
 
 class Tokenizer {
@@ -95,16 +99,28 @@ class Tokenizer {
   // Whether encode() adds BOS / EOS (when EncodeOptions allow it).
   [[nodiscard]] virtual bool adds_bos() const noexcept = 0;
   [[nodiscard]] virtual bool adds_eos() const noexcept = 0;
+  // Whether DecodeOptions::clean_up_spaces applies to this vocabulary (llama.cpp's clean_spaces).
+  [[nodiscard]] virtual bool cleans_spaces() const noexcept { return false; }
 
   // Success when 0 <= id < vocab_size(); otherwise an kInvalidArgument error naming the id.
   [[nodiscard]] Result<void> check_token(TokenId id) const;
   // True for control tokens (<s>, </s>, ...). False for ids out of range.
   [[nodiscard]] bool is_control(TokenId id) const;
-  // True when `id` ends generation (EOS, EOT or EOM). False for ids out of range.
+  // True when `id` ends generation: EOS, EOT, EOM, or a token whose text is a known end-of-turn
+  // marker ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", ...), as
+  // llama.cpp decides. False for ids out of range.
   [[nodiscard]] bool is_eog(TokenId id) const;
+  // Every id is_eog() accepts, ascending (for a chat layer to report or stop on).
+  [[nodiscard]] std::span<const TokenId> eog_tokens() const noexcept { return eog_ids_; }
 
  protected:
   Tokenizer() = default;
+  // Fills the end-of-generation set from special_tokens() and the token texts; each kind's
+  // create() calls it once its tables are built.
+  void init_eog_tokens();
+
+ private:
+  std::vector<TokenId> eog_ids_;
 };
 
 }  // namespace eredu::text

@@ -1,6 +1,6 @@
-// The tokenizer against independent references: llama.cpp's tokenizer test vectors for the
-// llama-spm vocabulary (expected ids from Hugging Face `tokenizers`), and the prompts and
-// generated text llama.cpp recorded for stories260K.
+// The tokenizer against independent references: llama.cpp's tokenizer test vectors (expected ids
+// from Hugging Face `tokenizers`) for the SentencePiece, byte-level BPE and WordPiece vocabularies,
+// and the prompts and generated text llama.cpp recorded for stories260K.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -188,6 +188,76 @@ TEST(LlamaSpmVectors, OneTokenizerEncodesTheVectorsFromFourThreadsAtOnceWithTheS
   for (auto& thread : threads)
     thread.join();
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+}
+
+// One test per vocabulary with .inp/.out vectors: every input encodes (without BOS) to exactly
+// the ids of its line; the first mismatching line is reported.
+class VocabularyVectors : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VocabularyVectors, EveryInputEncodesToTheIdsHuggingFaceProduced) {
+  const auto dir = eredu::testing::testdata_dir() / "vocab";
+  const std::string name = "ggml-vocab-" + GetParam() + ".gguf";
+  EREDU_REQUIRE_SHARED_PATH(dir / name);
+  EREDU_REQUIRE_SHARED_PATH(dir / (name + ".inp"));
+  EREDU_REQUIRE_SHARED_PATH(dir / (name + ".out"));
+  const auto tokenizer = load(dir / name);
+  ASSERT_NE(tokenizer, nullptr);
+  const auto inputs = split_inputs(read_all(dir / (name + ".inp")));
+  const auto outputs = read_outputs(dir / (name + ".out"));
+  ASSERT_EQ(inputs.size(), outputs.size());
+  ASSERT_GE(inputs.size(), 30U);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto ids = tokenizer->encode(inputs[i], {.add_bos = false, .add_eos = false});
+    ASSERT_TRUE(ids.has_value()) << "line " << i + 1 << ": " << ids.error().what();
+    ASSERT_EQ(*ids, outputs[i]) << "first mismatch at line " << i + 1 << " of " << name
+                                << ".out, input '" << inputs[i] << "'\n got:     " << describe(*ids)
+                                << "\n expected:" << describe(outputs[i]);
+  }
+}
+
+TEST_P(VocabularyVectors, DecodingTheExpectedIdsGivesBackEveryByteLevelInput) {
+  // Byte-level BPE is lossless: the pieces of the expected ids concatenate to the input.
+  const auto dir = eredu::testing::testdata_dir() / "vocab";
+  const std::string name = "ggml-vocab-" + GetParam() + ".gguf";
+  EREDU_REQUIRE_SHARED_PATH(dir / (name + ".inp"));
+  const auto tokenizer = load(dir / name);
+  ASSERT_NE(tokenizer, nullptr);
+  if (tokenizer->kind() != eredu::text::TokenizerKind::kBytePairEncoding) {
+    GTEST_SKIP() << name << " is not byte-level BPE (its normalizer loses information)";
+  }
+  const auto inputs = split_inputs(read_all(dir / (name + ".inp")));
+  const auto outputs = read_outputs(dir / (name + ".out"));
+  ASSERT_EQ(inputs.size(), outputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto text = tokenizer->decode(outputs[i]);
+    ASSERT_TRUE(text.has_value()) << text.error().what();
+    EXPECT_EQ(*text, inputs[i]) << "line " << i + 1;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedVocabularies, VocabularyVectors,
+                         ::testing::Values("gpt-2", "deepseek-coder", "mpt", "starcoder", "refact",
+                                           "bert-bge"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+TEST(VocabulariesWithoutVectors, BaichuanAndGptNeoxLoadAndRoundTripAscii) {
+  for (const std::string name : {"baichuan", "gpt-neox"}) {
+    const auto path = eredu::testing::testdata_dir() / "vocab" / ("ggml-vocab-" + name + ".gguf");
+    EREDU_REQUIRE_SHARED_PATH(path);
+    const auto tokenizer = load(path);
+    ASSERT_NE(tokenizer, nullptr) << name;
+    const auto ids = tokenizer->encode("Hello world", {.add_bos = false});
+    ASSERT_TRUE(ids.has_value()) << name << ": " << ids.error().what();
+    EXPECT_FALSE(ids->empty()) << name;
+    const auto text = tokenizer->decode(*ids, {.strip_leading_space = true});
+    ASSERT_TRUE(text.has_value());
+    EXPECT_EQ(*text, "Hello world") << name;
+  }
 }
 
 class Stories260K : public ::testing::Test {
