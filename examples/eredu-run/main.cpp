@@ -220,10 +220,10 @@ int run_on(const Options& options, const Factory& factory) {
   request.sampling = options.sampling;
   request.ignore_eos = options.ignore_eos;
   request.max_tokens = options.n_predict;
-  const auto& special = (*tokenizer)->special_tokens();
-  for (const auto& id : {special.eos, special.eot, special.eom}) {
-    if (id) request.eos_ids.push_back(*id);
-  }
+  // Every end-of-generation token of the vocabulary (eos, eot, eom and the end-of-turn
+  // markers such as <|im_end|> or <|eot_id|>).
+  const auto eog = (*tokenizer)->eog_tokens();
+  request.eos_ids.assign(eog.begin(), eog.end());
   auto generation = eredu::generation::TextGeneration<Backend>::create(*runtime, request);
   if (!generation) {
     const std::string subject = generation.error().subject();

@@ -68,10 +68,10 @@ struct OpenedModel {
     request.stop_strings = options.stop_strings;
     request.ignore_eos = options.ignore_eos;
     request.max_tokens = options.max_tokens;
-    const auto& special = tokenizer->special_tokens();
-    for (const auto& id : {special.eos, special.eot, special.eom}) {
-      if (id) request.eos_ids.push_back(*id);
-    }
+    // Every end-of-generation token of the vocabulary (eos, eot, eom and the end-of-turn
+    // markers such as <|im_end|> or <|eot_id|>).
+    const auto eog = tokenizer->eog_tokens();
+    request.eos_ids.assign(eog.begin(), eog.end());
     EREDU_TRY(auto run, generation::TextGeneration<B>::create(runtime, std::move(request)));
     generation::CancellationToken never;
     const auto piece_of = [this](generation::TokenId id) { return tokenizer->token_to_piece(id); };

@@ -98,10 +98,10 @@ class ChatSession {
     request.sampling = options.sampling;
     request.max_tokens = options.max_tokens;
     request.stop_strings = turn_end_.stop_strings;
-    const auto& special = tokenizer_->special_tokens();
-    for (const auto& id : {special.eos, special.eot, special.eom}) {
-      if (id) request.eos_ids.push_back(*id);
-    }
+    // Every end-of-generation token of the vocabulary (eos, eot, eom and the end-of-turn
+    // markers such as <|im_end|> or <|eot_id|>).
+    const auto eog = tokenizer_->eog_tokens();
+    request.eos_ids.assign(eog.begin(), eog.end());
     request.eos_ids.insert(request.eos_ids.end(), turn_end_.token_ids.begin(),
                            turn_end_.token_ids.end());
     // Keep what the cache shares with the new prompt, but evaluate at least its last token.
