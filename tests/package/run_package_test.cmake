@@ -30,6 +30,10 @@ if(EREDU_STEP STREQUAL "install")
   if(NOT config_file)
     message(FATAL_ERROR "the install has no eredu-config.cmake:\n${step_output}")
   endif()
+  # The main job is installed with the package when the build has the examples.
+  if(EXISTS ${EREDU_BUILD_DIR}/bin/eredu-run AND NOT EXISTS ${EREDU_PREFIX}/bin/eredu-run)
+    message(FATAL_ERROR "the install has no bin/eredu-run:\n${step_output}")
+  endif()
   message(STATUS "installed eredu into ${EREDU_PREFIX} (${config_file})")
 
 elseif(EREDU_STEP STREQUAL "consumer")
