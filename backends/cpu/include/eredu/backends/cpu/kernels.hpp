@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "eredu/backends/cpu/kernel_types.hpp"
@@ -91,7 +92,18 @@ struct KernelTable {
 };
 
 // The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
+// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, auto) forces a table, for tests
+// and side-by-side comparisons; a value that names no table, or a table this CPU cannot run, is
+// logged as a warning and the best table is used instead (see select_isa).
 [[nodiscard]] const KernelTable& kernels() noexcept;
+
+// What kernels() picks for a requested EREDU_CPU_ISA value (empty: not set): the ISA, and why the
+// request was not honoured (empty when it was, or when nothing was requested).
+struct IsaSelection {
+  Isa isa;
+  std::string problem;
+};
+[[nodiscard]] IsaSelection select_isa(std::string_view requested);
 
 // A specific table (tests, benchmarks); null when this CPU cannot run it.
 [[nodiscard]] const KernelTable* kernels_for(Isa isa) noexcept;
