@@ -6,6 +6,15 @@
 // One token (decode): threads split the output rows; each row is one dot product (quant_row_dot on
 // the 8-bit activation blocks, or dot_f32 on the decoded row).
 //
+// K-quants and IQ4_XS, when the ISA has their integer kernel: the activations are quantized to
+// q8_K once per row, and one KQuantGemm serves both cases (rows split across threads for one
+// token, the tile grid below for several), giving every element the same value either way.
+//
+// The quantized activation is not shared between products that read the same input (Q/K/V,
+// gate/up): this layer sees only a pointer, which the next layer rewrites in place, so a cache
+// would need a generation the callers do not pass; and quantizing one row costs about 1/rows of
+// the product it feeds (0.05% for a 2048-row matrix).
+//
 // Several tokens (prompt batches), when the ISA has tiled kernels: the activations are quantized
 // (or rounded) in parallel, then the output is cut into work items of a block of rows x a chunk of
 // tokens, handed out dynamically; each item runs the register-blocked QuantGemm / FloatGemm, which
