@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
@@ -53,8 +54,11 @@ struct Scales {
   float dmin;
 };
 
-// The int16 scales of chunk c: sub-block 2c in lanes 0-7, 2c + 1 in lanes 8-15.
+// The int16 scales of chunk c: sub-block 2c in lanes 0-7, 2c + 1 in lanes 8-15 (one broadcast
+// when the encoding's sub-blocks are 32 long).
+template <bool kPer32>
 inline __m256i chunk_scales(const Scales& s, int c) {
+  if constexpr (kPer32) return _mm256_set1_epi16(s.scale[2 * c]);
   return _mm256_set_m128i(_mm_set1_epi16(s.scale[2 * c + 1]), _mm_set1_epi16(s.scale[2 * c]));
 }
 
@@ -69,25 +73,31 @@ inline __m256i byte_bits(__m256i v, int shift, int mask) {
   return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
 }
 
-// Q4_K / Q5_K: the 6-bit scale and minimum of sub-block j of 32 (as the decoder, k4_scale_min).
+// Q4_K / Q5_K: the 6-bit scales and minimums of the 8 sub-blocks of 32 (as the decoder's
+// k4_scale_min), unpacked four at a time from the 12 bytes read as three little-endian words:
+// sub-blocks 0-3 keep the low 6 bits of bytes 0-3 (scales) and 4-7 (minimums); 4-7 take the
+// nibbles of bytes 8-11 and, as bits 4-5, the top 2 bits of bytes 0-3 (scales) and 4-7 (minimums).
 inline void k4_scales(const std::uint8_t* q, Scales& s) {
-  for (int j = 0; j < 8; ++j) {
-    int scale;
-    int min;
-    if (j < 4) {
-      scale = q[j] & 63;
-      min = q[j + 4] & 63;
-    } else {
-      scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-      min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-    s.scale[2 * j] = s.scale[2 * j + 1] = static_cast<std::int16_t>(scale);
-    s.min[2 * j] = s.min[2 * j + 1] = static_cast<std::int16_t>(min);
-  }
+  std::uint32_t w[3];
+  std::memcpy(w, q, 12);
+  const std::uint32_t low6 = 0x3F3F3F3FU;
+  const std::uint32_t nib = 0x0F0F0F0FU;
+  const std::uint32_t top2 = 0x03030303U;
+  const std::uint32_t scales[2] = {w[0] & low6, (w[2] & nib) | (((w[0] >> 6) & top2) << 4)};
+  const std::uint32_t mins[2] = {w[1] & low6, ((w[2] >> 4) & nib) | (((w[1] >> 6) & top2) << 4)};
+  // 8 bytes -> 16 int16, each value twice (both sub-blocks of 16 of a sub-block of 32).
+  auto widen_twice = [](const std::uint32_t(&v)[2], std::int16_t* out) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                       _mm256_set_m128i(_mm_unpackhi_epi16(b, b), _mm_unpacklo_epi16(b, b)));
+  };
+  widen_twice(scales, s.scale);
+  widen_twice(mins, s.min);
 }
 
 // Per encoding: the block, its activation blocks, the number of 32-element chunks, whether the
-// codes are signed, whether there is a minimum term and whether it has its own scale (dmin).
+// codes are signed, whether there is a minimum term and whether it has its own scale (dmin), and
+// whether a scale covers 32 elements (else 16).
 struct Q4K {
   using Block = enc::BlockQ4_K;
   using Act = enc::BlockQ8_K;
@@ -95,6 +105,7 @@ struct Q4K {
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = true;
   static void scales(const Block& b, Scales& s) {
     k4_scales(b.scales, s);
     s.d = half_to_float(b.d);
@@ -113,6 +124,7 @@ struct Q5K {
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = true;
   static void scales(const Block& b, Scales& s) {
     k4_scales(b.scales, s);
     s.d = half_to_float(b.d);
@@ -133,6 +145,7 @@ struct Q6K {
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = false;
   static void scales(const Block& b, Scales& s) {
     const __m256i sc =
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
@@ -158,6 +171,7 @@ struct Q3K {
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = false;
   static void scales(const Block& b, Scales& s) {
     for (int j = 0; j < 16; ++j) {
       const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
@@ -184,6 +198,7 @@ struct Q2K {
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = false;
   static void scales(const Block& b, Scales& s) {
     const __m256i sm =
         _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
@@ -211,6 +226,7 @@ struct IQ4XS {
   static constexpr bool kSigned = true;
   static constexpr bool kHasMin = false;
   static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = true;
   static void scales(const Block& b, Scales& s) {
     for (int j = 0; j < 8; ++j) {
       const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
@@ -232,6 +248,7 @@ struct IQ4NL {
   static constexpr bool kSigned = true;
   static constexpr bool kHasMin = false;
   static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = true;
   static void scales(const Block& b, Scales& s) {
     s.scale[0] = s.scale[1] = 1;
     s.d = half_to_float(b.d);
@@ -286,7 +303,7 @@ void kquant_tile(const std::byte* w, std::size_t w_stride, const typename F::Act
 #pragma GCC unroll 4
       for (int r = 0; r < RM; ++r) {
         q[r] = F::codes(*wb[r], c);
-        sc[r] = chunk_scales(s[r], c);
+        sc[r] = chunk_scales<F::kScalePer32>(s[r], c);
       }
 #pragma GCC unroll 4
       for (int t = 0; t < RN; ++t) {
