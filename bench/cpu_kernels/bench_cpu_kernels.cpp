@@ -1,5 +1,6 @@
 // Google Benchmark micro-benchmarks of the CPU backend's hot kernels, through the public kernel
-// table (eredu/backends/cpu/kernels.hpp, best ISA of this CPU):
+// table (eredu/backends/cpu/kernels.hpp, best ISA of this CPU, or the one EREDU_CPU_ISA=scalar|avx2
+// forces, to compare the tables):
 //
 //   Matvec/<enc>/<rows>x<cols>/threads:T    one token (decode): weight bytes/s = the bound
 //   Matmul/<enc>/<rows>x<cols>/tokens:128   a 128-token batch (prefill): FLOP/s
@@ -208,9 +209,10 @@ struct Shape {
 void register_all() {
   const std::size_t threads = bench_threads();
   const std::string t = "/threads:" + std::to_string(threads);
-  const DType encodings[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-                             DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K,
-                             DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+  const DType encodings[] = {DType::kF32,  DType::kF16,    DType::kBF16,  DType::kQ8_0,
+                             DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0,  DType::kQ5_1,
+                             DType::kQ2_K, DType::kQ3_K,   DType::kQ4_K,  DType::kQ5_K,
+                             DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS};
   const Shape shapes[] = {{576, 1536}, {2048, 8192}};
   for (const Shape& s : shapes) {
     for (DType d : encodings) {

@@ -2,6 +2,7 @@
 // view of the CPU (/proc/cpuinfo).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -40,9 +41,10 @@ TEST(KernelDispatch, FeaturesAgreeWithProcCpuinfo) {
   EXPECT_EQ(f.avx512f, cpuinfo_has_flag(flags, "avx512f"));
 }
 
-TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaAndStaysFixed) {
+TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaOrTheOverrideAndStaysFixed) {
   const auto& table = eredu::cpu::kernels();
-  EXPECT_EQ(table.isa, eredu::cpu::best_isa());
+  const char* env = std::getenv("EREDU_CPU_ISA");
+  EXPECT_EQ(table.isa, eredu::cpu::select_isa(env != nullptr ? env : "").isa);
   EXPECT_EQ(&table, &eredu::cpu::kernels());
   EXPECT_EQ(&table, eredu::cpu::kernels_for(table.isa));
   const auto& f = eredu::cpu::cpu_features();
@@ -55,6 +57,28 @@ TEST(KernelDispatch, GenericTableAlwaysExistsAndAvx2OnlyWhenSupported) {
   EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx2) != nullptr, eredu::cpu::isa_supported(Isa::kAvx2));
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx2), "avx2");
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kGeneric), "generic");
+}
+
+TEST(KernelDispatch, IsaOverrideForcesATableTheCpuRunsAndRefusesOthers) {
+  using eredu::cpu::select_isa;
+  const Isa best = eredu::cpu::best_isa();
+  EXPECT_EQ(select_isa("").isa, best);
+  EXPECT_TRUE(select_isa("").problem.empty());
+  EXPECT_EQ(select_isa("auto").isa, best);
+  EXPECT_EQ(select_isa("scalar").isa, Isa::kGeneric);
+  EXPECT_TRUE(select_isa("scalar").problem.empty());
+  EXPECT_EQ(select_isa("generic").isa, Isa::kGeneric);
+  const auto avx2 = select_isa("avx2");
+  if (eredu::cpu::isa_supported(Isa::kAvx2)) {
+    EXPECT_EQ(avx2.isa, Isa::kAvx2);
+    EXPECT_TRUE(avx2.problem.empty());
+  } else {
+    EXPECT_EQ(avx2.isa, best);
+    EXPECT_NE(avx2.problem.find("cannot run"), std::string::npos) << avx2.problem;
+  }
+  const auto unknown = select_isa("avx9000");
+  EXPECT_EQ(unknown.isa, best);
+  EXPECT_NE(unknown.problem.find("avx9000"), std::string::npos) << unknown.problem;
 }
 
 }  // namespace

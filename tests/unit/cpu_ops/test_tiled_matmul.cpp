@@ -144,7 +144,8 @@ TEST(TiledMatmul, IntegerBatchIsExactOnGridActivationsForEveryTileEdge) {
 TEST(TiledMatmul, FloatDecodedBatchMatchesAFloat64ProductForEveryTileEdge) {
   const auto* avx2 = avx2_or_skip();
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ4_K, DType::kQ6_K}) {
+  // (The K-quants and IQ4 run integer kernels on AVX2 too: test_kquant_dot.cpp.)
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (const Shape& s : edge_shapes()) {
       std::mt19937 rng(500 + static_cast<unsigned>(dtype) + static_cast<unsigned>(s.rows));
       // F32 rows of 37 and 101 elements leave a tail shorter than one 8-float vector.

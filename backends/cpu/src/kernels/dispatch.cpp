@@ -1,5 +1,9 @@
 // CPU feature detection and the per-ISA kernel tables, chosen once.
+#include <cstdlib>
+#include <string>
+
 #include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/core/log.hpp"
 #include "kernel_impl.hpp"
 
 namespace eredu::cpu {
@@ -89,8 +93,47 @@ const KernelTable* kernels_for(Isa isa) noexcept {
   return isa == Isa::kAvx2 ? &kAvx2Table : &kGenericTable;
 }
 
+IsaSelection select_isa(std::string_view requested) {
+  const Isa best = best_isa();
+  if (requested.empty() || requested == "auto") return {best, {}};
+  Isa isa = best;
+  if (requested == "scalar" || requested == "generic") {
+    isa = Isa::kGeneric;
+  } else if (requested == "avx2") {
+    isa = Isa::kAvx2;
+  } else {
+    return {best, "EREDU_CPU_ISA=" + std::string(requested) +
+                      " is not a kernel table (scalar, generic, avx2 or auto); using " +
+                      std::string(isa_name(best))};
+  }
+  if (!isa_supported(isa)) {
+    return {best, "EREDU_CPU_ISA=" + std::string(requested) + ": this CPU cannot run the " +
+                      std::string(isa_name(isa)) +
+                      " kernels (they need AVX2, FMA and F16C); using " +
+                      std::string(isa_name(best))};
+  }
+  return {isa, {}};
+}
+
+namespace {
+const KernelTable* chosen_table() noexcept {
+  try {
+    const char* env = std::getenv("EREDU_CPU_ISA");
+    const IsaSelection choice = select_isa(env != nullptr ? env : "");
+    if (!choice.problem.empty()) {
+      log::warn("{}", choice.problem);
+    } else if (env != nullptr && *env != '\0') {
+      log::info("CPU kernels: {} (EREDU_CPU_ISA)", isa_name(choice.isa));
+    }
+    return kernels_for(choice.isa);
+  } catch (...) {  // allocation failure while building the message: keep the best table
+    return kernels_for(best_isa());
+  }
+}
+}  // namespace
+
 const KernelTable& kernels() noexcept {
-  static const KernelTable* const table = kernels_for(best_isa());
+  static const KernelTable* const table = chosen_table();
   return *table;
 }
 

@@ -6,6 +6,15 @@
 // One token (decode): threads split the output rows; each row is one dot product (quant_row_dot on
 // the 8-bit activation blocks, or dot_f32 on the decoded row).
 //
+// K-quants and IQ4_XS, when the ISA has their integer kernel: the activations are quantized to
+// q8_K once per row, and one KQuantGemm serves both cases (rows split across threads for one
+// token, the tile grid below for several), giving every element the same value either way.
+//
+// The quantized activation is not shared between products that read the same input (Q/K/V,
+// gate/up): this layer sees only a pointer, which the next layer rewrites in place, so a cache
+// would need a generation the callers do not pass; and quantizing one row costs about 1/rows of
+// the product it feeds (0.05% for a 2048-row matrix).
+//
 // Several tokens (prompt batches), when the ISA has tiled kernels: the activations are quantized
 // (or rounded) in parallel, then the output is cut into work items of a block of rows x a chunk of
 // tokens, handed out dynamically; each item runs the register-blocked QuantGemm / FloatGemm, which
@@ -62,6 +71,12 @@ ActQ8Block* scratch_act(std::size_t n_blocks) {
   return buffer.data();
 }
 
+encoding::BlockQ8_K* scratch_act_q8k(std::size_t n_super) {
+  thread_local std::vector<encoding::BlockQ8_K> buffer;
+  if (buffer.size() < n_super) buffer.resize(n_super);
+  return buffer.data();
+}
+
 // Decodes one packed row into `buffer` (or returns the row itself when it is already F32).
 const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::size_t n,
                         float* buffer) {
@@ -107,6 +122,35 @@ void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_bloc
     }
   };
   parallel_for(pool, n_row_blocks * n_chunks, items, 1, Schedule::kChunked);
+}
+
+// K-quants and IQ4_XS on an ISA with their integer kernel, for any token count: the activations
+// are quantized to q8_K once (in parallel across tokens), then one token splits the rows across
+// threads (the kernel interleaves 4 rows per pass) and several tokens run the tiled grid.
+void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, const float* x,
+                   std::size_t n_tokens, float* y, ThreadPool* pool) {
+  const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
+  const auto* base = static_cast<const std::byte*>(w.data);
+  const std::size_t n_super = w.cols / encoding::kQK_K;
+  encoding::BlockQ8_K* xq = scratch_act_q8k(n_super * n_tokens);
+  if (n_tokens == 1) {
+    ops.quantize_act_q8k(x, xq, w.cols);
+    auto rows = [&](std::size_t r0, std::size_t r1) {
+      kgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq, n_super, 1, y + r0, w.rows);
+    };
+    parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
+    return;
+  }
+  auto quantize = [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t)
+      ops.quantize_act_q8k(x + t * w.cols, xq + t * n_super, w.cols);
+  };
+  parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+  for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
+                     [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+                       kgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_super, n_super,
+                             t1 - t0, y + t0 * w.rows + r0, w.rows);
+                     });
 }
 
 // The prompt-batch path; false when this ISA has no tiled kernel for the encoding.
@@ -175,6 +219,10 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
             ThreadPool* pool) {
   if (w.rows == 0 || n_tokens == 0) return;
   if (w.rows * w.cols * n_tokens < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
+  const KQuantGemm kgemm = ops.quantize_act_q8k != nullptr && ops.kquant_gemm != nullptr
+                               ? ops.kquant_gemm(w.dtype)
+                               : nullptr;
+  if (kgemm != nullptr) return kquant_matmul(ops, kgemm, w, x, n_tokens, y, pool);
   if (n_tokens > 1 && tiled_matmul(ops, w, x, n_tokens, y, pool)) return;
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);

@@ -46,6 +46,8 @@ constexpr VecOps kGenericOps{
     .dot_f16_f32 = nullptr,
     .quantize_act_q8 = nullptr,
     .quant_row_dot = no_quant_row_dot,
+    .quantize_act_q8k = nullptr,
+    .kquant_gemm = nullptr,
     .round_act_to_half = nullptr,
     .quant_gemm = no_quant_gemm,
     .float_gemm = nullptr,

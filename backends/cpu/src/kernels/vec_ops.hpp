@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "eredu/checkpoint/encoding/blocks.hpp"
 #include "eredu/core/dtype.hpp"
 
 namespace eredu::cpu::detail {
@@ -41,6 +42,13 @@ using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, c
 constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blocks) {
   return 2 * n_blocks * (m + 4);
 }
+// K-quant (and IQ4_XS) products against q8_K activation blocks, for one or more tokens, written
+// into y[t * ldy + r]: each element is exactly reference::dot_q8_K of its row and token (same
+// integer sums, same fused multiply-adds in the same order), whatever m, n and the tiling.
+using KQuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
+                            float* y, std::size_t ldy);
+
 // FloatGemm: per element one 8-lane FMA chain over k (in steps of 8), summed across lanes, then the
 // k % 8 tail added in order (the order llamafile's tinyBLAS uses for prompt batches, which differs
 // from dot_f32's four-chain order).
@@ -62,6 +70,11 @@ struct VecOps {
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).
   QuantRowDot (*quant_row_dot)(DType dtype);
+  // Quantizes n (multiple of 256) floats to q8_K blocks (reference::quantize_row_q8_K); null
+  // when the ISA has no K-quant integer path.
+  void (*quantize_act_q8k)(const float* x, encoding::BlockQ8_K* y, std::size_t n);
+  // The K-quant integer product for a weight encoding, or null (then rows are decoded).
+  KQuantGemm (*kquant_gemm)(DType dtype);
   // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
   // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
   void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
@@ -92,6 +105,14 @@ struct VecOps {
 QuantGemm quant_gemm_avx2(DType dtype);
 void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
+
+// AVX2 K-quant and IQ4 kernels (avx2/kquant_avx2.cpp), reached only through vec_ops_avx2().
+void quantize_act_q8k_avx2(const float* x, encoding::BlockQ8_K* y, std::size_t n);
+KQuantGemm kquant_gemm_avx2(DType dtype);
+float row_dot_iq4_nl_avx2(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
+void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                      std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
+                      float* scratch);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C

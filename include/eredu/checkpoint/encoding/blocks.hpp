@@ -129,6 +129,17 @@ struct [[gnu::packed]] BlockIQ4_XS {
   std::uint8_t qs[kQK_K / 2];
 };
 
+// Q8_K: not a stored weight encoding but the 8-bit activation blocks the K-quant and IQ4_XS
+// integer dot products read (ggml's block_q8_K): value = d * q, and bsums[s] = the sum of the 16
+// codes of sub-block s, so that a weight format's per-sub-block minimum (or code offset) costs one
+// multiply per sub-block instead of one per element.
+struct BlockQ8_K {
+  float d;  // scale (F32, unlike the F16 scales of stored blocks)
+  std::int8_t qs[kQK_K];
+  std::int16_t bsums[kQK_K / 16];
+};
+static_assert(sizeof(BlockQ8_K) == 4 + kQK_K + kQK_K / 8);
+
 // The non-linear 4-bit codebook of IQ4_NL and IQ4_XS.
 inline constexpr std::int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                                  1,    13,   25,  38,  53,  69,  89,  113};

@@ -292,6 +292,8 @@ QuantGemm quant_gemm_avx2(DType dtype) {
       return quant_gemm<Q5_0>;
     case DType::kQ5_1:
       return quant_gemm<Q5_1>;
+    case DType::kIQ4_NL:
+      return gemm_iq4_nl_avx2;
     default:
       return nullptr;
   }

@@ -396,6 +396,8 @@ QuantRowDot quant_row_dot(DType dtype) {
       return row_dot_q5_0;
     case DType::kQ5_1:
       return row_dot_q5_1;
+    case DType::kIQ4_NL:
+      return row_dot_iq4_nl_avx2;
     default:
       return nullptr;
   }
@@ -433,6 +435,8 @@ constexpr VecOps kAvx2Ops{
     .dot_f16_f32 = dot_f16_f32,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,
+    .quantize_act_q8k = quantize_act_q8k_avx2,
+    .kquant_gemm = kquant_gemm_avx2,
     .round_act_to_half = round_act_to_half,
     .quant_gemm = quant_gemm_avx2,
     .float_gemm = float_gemm_avx2,

@@ -14,11 +14,12 @@
 // the reference outputs): for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights the activation row is first
 // quantized to 8-bit blocks of 32 (ggml's Q8_0 / Q8_1, scales rounded to F16) and the dot products
 // run on 8-bit integers; for F16 / BF16 weights the activations are rounded to F16 / BF16 first
-// (ggml's vec_dot_type). Other encodings (K-quants, IQ4) decode one weight row at a time into a
-// per-thread float buffer and use float dot products. The generic table keeps activations in F32
-// for every encoding.
+// (ggml's vec_dot_type). For the K-quants (Q2_K..Q6_K) and IQ4_XS the activation row is quantized
+// to q8_K blocks of 256 (float scale, 16-element sums) and IQ4_NL uses the 8-bit blocks of 32;
+// those products equal the scalar definitions reference::dot_q8_K / dot_iq4_nl_q8_0 bit for bit.
+// The generic table keeps activations in F32 for every encoding and decodes rows to floats.
 //
-// Prompt batches (n_tokens > 1) on AVX2 run register-blocked tiles. For the 8-bit integer path
+// Prompt batches (n_tokens > 1) on AVX2 run register-blocked tiles. For the 8-bit integer paths
 // every element gets exactly the value the one-token path gives it. For float-decoded weights a
 // batch element is one 8-lane FMA chain (llamafile's tinyBLAS order, as llama.cpp uses for prompt
 // batches) while one token uses dot_f32's four chains, so the two can differ in the last bits.
@@ -27,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "eredu/backends/cpu/kernel_types.hpp"
@@ -91,7 +93,18 @@ struct KernelTable {
 };
 
 // The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
+// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, auto) forces a table, for tests
+// and side-by-side comparisons; a value that names no table, or a table this CPU cannot run, is
+// logged as a warning and the best table is used instead (see select_isa).
 [[nodiscard]] const KernelTable& kernels() noexcept;
+
+// What kernels() picks for a requested EREDU_CPU_ISA value (empty: not set): the ISA, and why the
+// request was not honoured (empty when it was, or when nothing was requested).
+struct IsaSelection {
+  Isa isa;
+  std::string problem;
+};
+[[nodiscard]] IsaSelection select_isa(std::string_view requested);
 
 // A specific table (tests, benchmarks); null when this CPU cannot run it.
 [[nodiscard]] const KernelTable* kernels_for(Isa isa) noexcept;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "eredu/backends/cpu/kernel_types.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
 #include "eredu/core/dtype.hpp"
 
 namespace eredu::cpu::reference {
@@ -24,6 +25,40 @@ void dequantize_row(DType dtype, const void* row, float* out, std::size_t n);
 // y[t][o] = sum_i W[o][i] * x[t][i] for t < n_tokens; x is [n_tokens][w.cols], y
 // [n_tokens][w.rows].
 void matmul(const MatrixView& w, const float* x, std::size_t n_tokens, float* y);
+
+// --- Integer dot products with 8-bit activations (the definitions the SIMD kernels match) ---
+//
+// The activation row is quantized once to 8-bit blocks: d = max|x| / 127 and
+// q = round-half-even(x * (127 / max|x|)) (all zero when max|x| is 0), so |q| <= 127. Weight rows
+// keep their codes; each dot product is an exact integer sum per block, and only the scaling is in
+// float. Per block b, with D = (weight scale) * (activation scale):
+//   Q4_K, Q5_K, Q2_K   acc = fma(D, float(isum), acc); acc = fma(-Dmin, float(msum), acc)
+//                      isum = sum_s scale_s * (codes_s . q_s), msum = sum_s min_s * bsum_s,
+//                      Dmin = dmin * activation scale
+//   Q6_K, Q3_K          acc = fma(D, float(isum - msum), acc), the code offset (32, 4) folded
+//                      into msum = sum_s offset * scale_s * bsum_s
+//   IQ4_XS              acc = fma(D, float(isum), acc), codes from the IQ4_NL codebook
+//   IQ4_NL              acc = fma(D, float(codes . q), acc) per block of 32 (Q8_0 activations)
+// starting from acc = 0 and taking the blocks in order. The integer sums fit int32 for any code
+// and scale bytes. The fused multiply-adds make the result independent of compiler contraction.
+
+// q8_K activation blocks for n (a multiple of 256) floats.
+void quantize_row_q8_K(const float* x, encoding::BlockQ8_K* y, std::size_t n);
+
+// Q8_0 activation blocks for n (a multiple of 32) floats; the scale is rounded to F16 (ggml's
+// block_q8_0), so the block dot uses exactly the stored scale.
+void quantize_row_q8_0(const float* x, encoding::BlockQ8_0* y, std::size_t n);
+
+// Whether dot_q8_K reads this encoding: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS.
+[[nodiscard]] bool has_dot_q8_K(DType dtype) noexcept;
+
+// The dot product of one packed weight row of n_super 256-blocks with q8_K activation blocks.
+[[nodiscard]] float dot_q8_K(DType dtype, const void* w_row, const encoding::BlockQ8_K* x,
+                             std::size_t n_super);
+
+// The dot product of one IQ4_NL row of n_blocks 32-blocks with Q8_0 activation blocks.
+[[nodiscard]] float dot_iq4_nl_q8_0(const void* w_row, const encoding::BlockQ8_0* x,
+                                    std::size_t n_blocks);
 
 // Per row r < n_rows of n elements: y = x / sqrt(mean(x^2) + eps) * weight (weight may be null:
 // no scaling). y may equal x.

@@ -1,0 +1,486 @@
+// AVX2 integer dot products for the K-quants (Q2_K..Q6_K) and IQ4_XS against q8_K activation
+// blocks, and for IQ4_NL against 8-bit blocks of 32. Compiled with -mavx2 -mfma -mf16c like the
+// other avx2/ units and reached only through vec_ops_avx2().
+//
+// Each output element gets exactly the operations of its scalar definition
+// (reference::dot_q8_K / dot_iq4_nl_q8_0, src/reference/quant_dot.cpp): per 256-block an exact
+// int32 sum, then one or two scalar fused multiply-adds into the element's own accumulator, the
+// blocks in order. So results are bit-identical to the reference, and to each other whatever the
+// tiling, token count or thread count.
+//
+// Per 32 elements ("chunk") a weight row gives 32 codes as bytes (unsigned, or signed for the
+// IQ4 codebooks), _mm256_maddubs_epi16 multiplies them with the activation bytes into 16 int16
+// pair sums (lanes 0-7: the chunk's first sub-block of 16, lanes 8-15: its second), and
+// _mm256_madd_epi16 with the two sub-block scales widens them to int32 while applying the scales.
+// The minimums (and the code offsets of Q6_K / Q3_K) never touch the elements: they are
+// sum_s min_s * bsum_s over the activation's 16-element sums.
+//
+// Tiles: RM weight rows x RN tokens per pass, so each unpacked chunk serves RN tokens and each
+// activation chunk RM rows. One token (decode) runs 4-row tiles: four independent accumulator
+// chains, and each activation load serves four rows.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "simd_avx2.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+inline std::int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// One weight block unpacked for the tiles: a scale and a minimum per sub-block of 16 as int16
+// (the minimum is the code offset times the scale for Q6_K / Q3_K), and the float super-scales.
+struct Scales {
+  alignas(32) std::int16_t scale[16];
+  alignas(32) std::int16_t min[16];
+  float d;
+  float dmin;
+};
+
+// The int16 scales of chunk c: sub-block 2c in lanes 0-7, 2c + 1 in lanes 8-15 (one broadcast
+// when the encoding's sub-blocks are 32 long).
+template <bool kPer32>
+inline __m256i chunk_scales(const Scales& s, int c) {
+  if constexpr (kPer32) return _mm256_set1_epi16(s.scale[2 * c]);
+  return _mm256_set_m128i(_mm_set1_epi16(s.scale[2 * c + 1]), _mm_set1_epi16(s.scale[2 * c]));
+}
+
+inline __m256i low_nibbles(__m256i v) {
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+}
+inline __m256i high_nibbles(__m256i v) {
+  return _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+}
+// Bits `shift`, `shift` + 1 (width 1 or 2, mask 1 or 3) of every byte.
+inline __m256i byte_bits(__m256i v, int shift, int mask) {
+  return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
+}
+
+// Q4_K / Q5_K: the 6-bit scales and minimums of the 8 sub-blocks of 32 (as the decoder's
+// k4_scale_min), unpacked four at a time from the 12 bytes read as three little-endian words:
+// sub-blocks 0-3 keep the low 6 bits of bytes 0-3 (scales) and 4-7 (minimums); 4-7 take the
+// nibbles of bytes 8-11 and, as bits 4-5, the top 2 bits of bytes 0-3 (scales) and 4-7 (minimums).
+inline void k4_scales(const std::uint8_t* q, Scales& s) {
+  std::uint32_t w[3];
+  std::memcpy(w, q, 12);
+  const std::uint32_t low6 = 0x3F3F3F3FU;
+  const std::uint32_t nib = 0x0F0F0F0FU;
+  const std::uint32_t top2 = 0x03030303U;
+  const std::uint32_t scales[2] = {w[0] & low6, (w[2] & nib) | (((w[0] >> 6) & top2) << 4)};
+  const std::uint32_t mins[2] = {w[1] & low6, ((w[2] >> 4) & nib) | (((w[1] >> 6) & top2) << 4)};
+  // 8 bytes -> 16 int16, each value twice (both sub-blocks of 16 of a sub-block of 32).
+  auto widen_twice = [](const std::uint32_t(&v)[2], std::int16_t* out) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                       _mm256_set_m128i(_mm_unpackhi_epi16(b, b), _mm_unpacklo_epi16(b, b)));
+  };
+  widen_twice(scales, s.scale);
+  widen_twice(mins, s.min);
+}
+
+// Per encoding: the block, its activation blocks, the number of 32-element chunks, whether the
+// codes are signed, whether there is a minimum term and whether it has its own scale (dmin), and
+// whether a scale covers 32 elements (else 16).
+struct Q4K {
+  using Block = enc::BlockQ4_K;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = true;
+  static void scales(const Block& b, Scales& s) {
+    k4_scales(b.scales, s);
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  static __m256i codes(const Block& b, int c) {
+    const __m256i v = load256(b.qs + 32 * (c / 2));
+    return c % 2 == 0 ? low_nibbles(v) : high_nibbles(v);
+  }
+};
+
+struct Q5K {
+  using Block = enc::BlockQ5_K;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = true;
+  static void scales(const Block& b, Scales& s) {
+    k4_scales(b.scales, s);
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  static __m256i codes(const Block& b, int c) {
+    const __m256i v = load256(b.qs + 32 * (c / 2));
+    const __m256i low = c % 2 == 0 ? low_nibbles(v) : high_nibbles(v);
+    const __m256i high = _mm256_slli_epi16(byte_bits(load256(b.qh), c, 1), 4);
+    return _mm256_or_si256(low, high);
+  }
+};
+
+struct Q6K {
+  using Block = enc::BlockQ6_K;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = false;
+  static void scales(const Block& b, Scales& s) {
+    const __m256i sc =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 5));  // 32 * scale
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  static __m256i codes(const Block& b, int c) {
+    const int half = c / 4;
+    const int k = c % 4;
+    const __m256i v = load256(b.ql + 64 * half + 32 * (k % 2));
+    const __m256i low = k < 2 ? low_nibbles(v) : high_nibbles(v);
+    const __m256i high = _mm256_slli_epi16(byte_bits(load256(b.qh + 32 * half), 2 * k, 3), 4);
+    return _mm256_or_si256(low, high);
+  }
+};
+
+struct Q3K {
+  using Block = enc::BlockQ3_K;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = false;
+  static void scales(const Block& b, Scales& s) {
+    for (int j = 0; j < 16; ++j) {
+      const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
+      const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+      const int scale = (low | (high << 4)) - 32;
+      s.scale[j] = static_cast<std::int16_t>(scale);
+      s.min[j] = static_cast<std::int16_t>(4 * scale);
+    }
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  // The 2-bit code plus 4 where the hmask bit is set: the value plus the offset 4.
+  static __m256i codes(const Block& b, int c) {
+    const __m256i low = byte_bits(load256(b.qs + 32 * (c / 4)), 2 * (c % 4), 3);
+    const __m256i high = _mm256_slli_epi16(byte_bits(load256(b.hmask), c, 1), 2);
+    return _mm256_or_si256(low, high);
+  }
+};
+
+struct Q2K {
+  using Block = enc::BlockQ2_K;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static constexpr bool kScalePer32 = false;
+  static void scales(const Block& b, Scales& s) {
+    const __m256i sm =
+        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale),
+                       _mm256_and_si256(sm, _mm256_set1_epi16(0xF)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_srli_epi16(sm, 4));
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  static __m256i codes(const Block& b, int c) {
+    return byte_bits(load256(b.qs + 32 * (c / 4)), 2 * (c % 4), 3);
+  }
+};
+
+// The IQ4_NL codebook in both 128-bit lanes, for _mm256_shuffle_epi8.
+inline __m256i iq4nl_table() {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(enc::kIQ4NLValues));
+  return _mm256_set_m128i(t, t);
+}
+
+struct IQ4XS {
+  using Block = enc::BlockIQ4_XS;
+  using Act = enc::BlockQ8_K;
+  static constexpr int kChunks = 8;
+  static constexpr bool kSigned = true;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = true;
+  static void scales(const Block& b, Scales& s) {
+    for (int j = 0; j < 8; ++j) {
+      const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
+      const int high = (b.scales_h >> (2 * j)) & 3;
+      s.scale[2 * j] = s.scale[2 * j + 1] = static_cast<std::int16_t>((low | (high << 4)) - 32);
+    }
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  static __m256i codes(const Block& b, int c) {
+    return _mm256_shuffle_epi8(iq4nl_table(), nibbles_to_bytes(b.qs + 16 * c));
+  }
+};
+
+struct IQ4NL {
+  using Block = enc::BlockIQ4_NL;
+  using Act = ActQ8Block;
+  static constexpr int kChunks = 1;
+  static constexpr bool kSigned = true;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSeparateMin = false;
+  static constexpr bool kScalePer32 = true;
+  static void scales(const Block& b, Scales& s) {
+    s.scale[0] = s.scale[1] = 1;
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  static __m256i codes(const Block& b, int /*c*/) {
+    return _mm256_shuffle_epi8(iq4nl_table(), nibbles_to_bytes(b.qs));
+  }
+};
+
+// The minimum term of one (row, token) pair: sum_s min_s * bsum_s.
+inline std::int32_t min_sum(const Scales& s, const enc::BlockQ8_K& x) {
+  return hsum_i32(_mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(s.min)),
+                                    load256(x.bsums)));
+}
+inline std::int32_t min_sum(const Scales& /*s*/, const ActQ8Block& /*x*/) {
+  return 0;
+}
+
+// One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart),
+// y[t * ldy + r].
+template <typename F, int RM, int RN>
+void kquant_tile(const std::byte* w, std::size_t w_stride, const typename F::Act* x,
+                 std::size_t n_blocks, float* y, std::size_t ldy) {
+  using Block = typename F::Block;
+  float acc[RM][RN];
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      acc[r][t] = 0.0F;
+  }
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const Block* wb[RM];
+    Scales s[RM];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+      wb[r] = reinterpret_cast<const Block*>(w + r * w_stride) + b;
+      F::scales(*wb[r], s[r]);
+    }
+    __m256i sumi[RM][RN];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t)
+        sumi[r][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < F::kChunks; ++c) {
+      __m256i q[RM];
+      __m256i sc[RM];
+#pragma GCC unroll 4
+      for (int r = 0; r < RM; ++r) {
+        q[r] = F::codes(*wb[r], c);
+        sc[r] = chunk_scales<F::kScalePer32>(s[r], c);
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t) {
+        const __m256i xv = load256(x[t * n_blocks + b].qs + 32 * c);
+#pragma GCC unroll 4
+        for (int r = 0; r < RM; ++r) {
+          __m256i pairs;
+          if constexpr (F::kSigned) {
+            // Move the code's sign onto the activation so that maddubs sees |code| unsigned.
+            pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(q[r], q[r]), _mm256_sign_epi8(xv, q[r]));
+          } else {
+            pairs = _mm256_maddubs_epi16(q[r], xv);
+          }
+          sumi[r][t] = _mm256_add_epi32(sumi[r][t], _mm256_madd_epi16(pairs, sc[r]));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t) {
+        const typename F::Act& xb = x[t * n_blocks + b];
+        const std::int32_t isum = hsum_i32(sumi[r][t]);
+        const float dd = s[r].d * xb.d;
+        if constexpr (!F::kHasMin) {
+          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum), acc[r][t]);
+        } else if constexpr (F::kSeparateMin) {
+          const std::int32_t msum = min_sum(s[r], xb);
+          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum), acc[r][t]);
+          acc[r][t] = __builtin_fmaf(-(s[r].dmin * xb.d), static_cast<float>(msum), acc[r][t]);
+        } else {
+          const std::int32_t msum = min_sum(s[r], xb);
+          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum - msum), acc[r][t]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      y[t * ldy + r] = acc[r][t];
+  }
+}
+
+// Prompt batches: 2 rows x 4 tokens (8 int32 accumulators, the codes and scales of 2 rows and one
+// activation vector fill the 16 registers). One token: 4 rows.
+constexpr int kRows = 2;
+constexpr int kTokens = 4;
+constexpr int kDecodeRows = 4;
+
+template <typename F, int RM, int RN = kTokens>
+void kquant_tile_tokens(std::size_t rn, const std::byte* w, std::size_t w_stride,
+                        const typename F::Act* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RN == 1) {
+    kquant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+  } else if (rn == RN) {
+    kquant_tile<F, RM, RN>(w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    kquant_tile_tokens<F, RM, RN - 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+template <typename F, int RM = kRows>
+void kquant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::size_t w_stride,
+                      const typename F::Act* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RM == 1) {
+    kquant_tile_tokens<F, 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else if (rm == RM) {
+    kquant_tile_tokens<F, RM>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    kquant_tile_edge<F, RM - 1>(rm, rn, w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+template <typename F>
+void kquant_rows_one_token(const std::byte* w, std::size_t w_stride, std::size_t m,
+                           const typename F::Act* x, std::size_t n_blocks, float* y) {
+  std::size_t r0 = 0;
+  for (; r0 + kDecodeRows <= m; r0 += kDecodeRows)
+    kquant_tile<F, kDecodeRows, 1>(w + r0 * w_stride, w_stride, x, n_blocks, y + r0, 1);
+  for (; r0 < m; ++r0)
+    kquant_tile<F, 1, 1>(w + r0 * w_stride, w_stride, x, n_blocks, y + r0, 1);
+}
+
+template <typename F>
+void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const typename F::Act* x,
+                 std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  const auto* wb = static_cast<const std::byte*>(w);
+  if (n == 1) return kquant_rows_one_token<F>(wb, w_stride, m, x, n_blocks, y);
+  // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
+  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
+    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
+    for (std::size_t r0 = 0; r0 < m; r0 += kRows) {
+      const std::size_t rm = m - r0 < kRows ? m - r0 : kRows;
+      kquant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, x + t0 * n_blocks, n_blocks,
+                          y + t0 * ldy + r0, ldy);
+    }
+  }
+}
+
+template <typename F>
+void kquant_gemm_q8k(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+                     std::size_t n_super, std::size_t n, float* y, std::size_t ldy) {
+  kquant_gemm<F>(w, w_stride, m, x, n_super, n, y, ldy);
+}
+
+}  // namespace
+
+// q8_K activations (reference::quantize_row_q8_K): d = max|x| / 127, codes rounded half-even.
+void quantize_act_q8k_avx2(const float* x, enc::BlockQ8_K* y, std::size_t n) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0F);
+  for (std::size_t b = 0; b < n / enc::kQK_K; ++b) {
+    const float* xb = x + enc::kQK_K * b;
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < enc::kQK_K / 8; ++k)
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(xb + 8 * k)));
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float max_abs = _mm_cvtss_f32(m);
+    const __m256 vid = _mm256_set1_ps(max_abs != 0.0F ? 127.0F / max_abs : 0.0F);
+    y[b].d = max_abs / 127.0F;
+    for (int k = 0; k < enc::kQK_K / 32; ++k) {
+      __m256i q[4];
+      for (int j = 0; j < 4; ++j) {
+        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(xb + 32 * k + 8 * j), vid);
+        q[j] =
+            _mm256_cvtps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
+      // packs work per 128-bit lane; the permute restores the element order.
+      const __m256i q8 = _mm256_permutevar8x32_epi32(
+          _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3])),
+          _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + 32 * k), q8);
+      // Sums of the two sub-blocks of 16: maddubs with ones (unsigned) gives pair sums, madd the
+      // quads; then add the four quads of each 128-bit half.
+      const __m256i quads =
+          _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q8), _mm256_set1_epi16(1));
+      const __m256i pairs = _mm256_hadd_epi32(quads, quads);
+      const __m256i sums = _mm256_hadd_epi32(pairs, pairs);
+      y[b].bsums[2 * k] = static_cast<std::int16_t>(_mm256_extract_epi32(sums, 0));
+      y[b].bsums[2 * k + 1] = static_cast<std::int16_t>(_mm256_extract_epi32(sums, 4));
+    }
+  }
+}
+
+KQuantGemm kquant_gemm_avx2(DType dtype) {
+  switch (dtype) {
+    case DType::kQ2_K:
+      return kquant_gemm_q8k<Q2K>;
+    case DType::kQ3_K:
+      return kquant_gemm_q8k<Q3K>;
+    case DType::kQ4_K:
+      return kquant_gemm_q8k<Q4K>;
+    case DType::kQ5_K:
+      return kquant_gemm_q8k<Q5K>;
+    case DType::kQ6_K:
+      return kquant_gemm_q8k<Q6K>;
+    case DType::kIQ4_XS:
+      return kquant_gemm_q8k<IQ4XS>;
+    default:
+      return nullptr;
+  }
+}
+
+// IQ4_NL on the 8-bit blocks of 32 shared with Q4_0 etc. (the QuantRowDot / QuantGemm slots).
+float row_dot_iq4_nl_avx2(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  float y = 0.0F;
+  kquant_tile<IQ4NL, 1, 1>(static_cast<const std::byte*>(w_row), 0, x, n_blocks, &y, 1);
+  return y;
+}
+
+void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                      std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
+                      float* /*scratch*/) {
+  kquant_gemm<IQ4NL>(w, w_stride, m, x, n_blocks, n, y, ldy);
+}
+
+}  // namespace eredu::cpu::detail
