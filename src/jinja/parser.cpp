@@ -777,6 +777,8 @@ class Parser {
 
   Result<ExprPtr> parse_call(ExprPtr callee) {
     auto c = node(Expr::Kind::kCall, cur());
+    c->line = callee->line;  // errors point at what was called, not at its '('
+    c->column = callee->column;
     c->children.push_back(std::move(callee));
     EREDU_TRY_VOID(parse_arguments(*c));
     return c;
