@@ -41,7 +41,7 @@ Unexpected<Error> undefined_error(const Value& v) {
 
 std::string article_name(const Value& v) {
   if (v.is_none()) return "'None'";
-  return "'" + v.type_name() + " object'";
+  return quoted(v.type_name() + " object");
 }
 
 bool is_integral(const Value& v) {
@@ -370,9 +370,11 @@ Value Evaluator::make_macro(const Stmt& stmt, const std::vector<Parameter>& para
     }
     f->set("varargs", Value::list(std::move(extra)));
     auto kwargs = std::make_shared<DictObject>();
-    for (const auto& [k, v] : args.keywords) {
+    for (const auto& keyword : args.keywords) {
+      const std::string& k = keyword.first;
+      const Value& v = keyword.second;
       const bool is_param = std::any_of(params.begin(), params.end(),
-                                        [&](const Parameter& p) { return p.name == k; });
+                                        [&k](const Parameter& p) { return p.name == k; });
       if (k == "caller") {
         f->set("caller", v);
       } else if (!is_param) {
@@ -430,7 +432,7 @@ Result<Value> Evaluator::eval_inner(const Expr& e, const std::shared_ptr<Frame>&
       return e.value;
     case Expr::Kind::kName: {
       const Value* v = frame->find(e.name);
-      if (v == nullptr) return Value::undefined("'" + e.name + "' is undefined");
+      if (v == nullptr) return Value::undefined(quoted(e.name) + " is undefined");
       return *v;
     }
     case Expr::Kind::kList:
@@ -544,7 +546,7 @@ Result<Value> Evaluator::eval_inner(const Expr& e, const std::shared_ptr<Frame>&
 Result<Value> Evaluator::call(const Value& callee, const CallArgs& args) {
   if (callee.is_undefined()) return undefined_error(callee);
   if (!callee.is_function()) {
-    return type_error("'" + callee.type_name() + "' object is not callable");
+    return type_error(quoted(callee.type_name()) + " object is not callable");
   }
   return callee.function_ptr()->call(args);
 }
@@ -570,7 +572,7 @@ Result<std::vector<Value>> Evaluator::iterate(const Value& v) {
       return chars;
     }
     default:
-      return type_error("'" + v.type_name() + "' object is not iterable");
+      return type_error(quoted(v.type_name()) + " object is not iterable");
   }
 }
 
@@ -779,7 +781,7 @@ Result<bool> Evaluator::compare(const std::string& op, const Value& a, const Val
   if (b.is_undefined()) return undefined_error(b);
   auto c = py_compare(a, b);
   if (!c) {
-    return type_error("'" + op + "' not supported between instances of '" + a.type_name() +
+    return type_error(quoted(op) + " not supported between instances of '" + a.type_name() +
                       "' and '" + b.type_name() + "'");
   }
   const int r = *c;
@@ -866,7 +868,7 @@ Result<Value> py_slice(const Value& value, const Value& start_v, const Value& st
   } else if (value.is_list() && !value.list_ptr()->generator) {
     n = static_cast<std::int64_t>(value.items().size());
   } else {
-    return type_error("'" + value.type_name() + "' object is not subscriptable");
+    return type_error(quoted(value.type_name()) + " object is not subscriptable");
   }
   auto as_index = [](const Value& v, const char* what) -> Result<std::optional<std::int64_t>> {
     if (v.is_none() || v.is_undefined()) return std::optional<std::int64_t>();

@@ -393,6 +393,15 @@ class Lexer {
 
 }  // namespace
 
+std::string quoted(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '\'';
+  out += text;
+  out += '\'';
+  return out;
+}
+
 std::string location_prefix(std::size_t line, std::size_t column) {
   return std::to_string(line) + ":" + std::to_string(column) + ": ";
 }

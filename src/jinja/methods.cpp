@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "evaluator.hpp"
+#include "lexer.hpp"
 #include "pytext.hpp"
 #include "strings.hpp"
 
@@ -449,36 +450,38 @@ Result<std::optional<Value>> bound_method(Evaluator& ev, const Value& object,
 
 void add_globals(Evaluator& ev, Frame& frame) {
   Evaluator* evp = &ev;
-  frame.set(
-      "range", method("range", [evp](const CallArgs& a) -> Result<Value> {
-        std::int64_t start = 0;
-        std::int64_t stop = 0;
-        std::int64_t step = 1;
-        for (const Value& v : a.positional) {
-          if (!v.is_int() && !v.is_bool()) {
-            return type_error("'" + v.type_name() + "' object cannot be interpreted as an integer");
-          }
-        }
-        auto num = [](const Value& v) { return v.is_int() ? v.as_int() : (v.as_bool() ? 1 : 0); };
-        if (a.positional.size() == 1) {
-          stop = num(a.positional[0]);
-        } else if (a.positional.size() == 2 || a.positional.size() == 3) {
-          start = num(a.positional[0]);
-          stop = num(a.positional[1]);
-          if (a.positional.size() == 3) step = num(a.positional[2]);
-        } else {
-          return type_error("range expected 1 to 3 arguments, got " +
-                            std::to_string(a.positional.size()));
-        }
-        if (step == 0) return type_error("range() arg 3 must not be zero");
-        std::vector<Value> items;
-        for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
-          EREDU_TRY_VOID(evp->count_iterations(1));
-          items.emplace_back(i);
-          if (__builtin_add_overflow(i, step, &i)) break;
-        }
-        return Value::list(std::move(items));
-      }));
+  frame.set("range", method("range", [evp](const CallArgs& a) -> Result<Value> {
+              std::int64_t start = 0;
+              std::int64_t stop = 0;
+              std::int64_t step = 1;
+              for (const Value& v : a.positional) {
+                if (!v.is_int() && !v.is_bool()) {
+                  return type_error(quoted(v.type_name()) +
+                                    " object cannot be interpreted as an integer");
+                }
+              }
+              auto num = [](const Value& v) {
+                return v.is_int() ? v.as_int() : (v.as_bool() ? 1 : 0);
+              };
+              if (a.positional.size() == 1) {
+                stop = num(a.positional[0]);
+              } else if (a.positional.size() == 2 || a.positional.size() == 3) {
+                start = num(a.positional[0]);
+                stop = num(a.positional[1]);
+                if (a.positional.size() == 3) step = num(a.positional[2]);
+              } else {
+                return type_error("range expected 1 to 3 arguments, got " +
+                                  std::to_string(a.positional.size()));
+              }
+              if (step == 0) return type_error("range() arg 3 must not be zero");
+              std::vector<Value> items;
+              for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
+                EREDU_TRY_VOID(evp->count_iterations(1));
+                items.emplace_back(i);
+                if (__builtin_add_overflow(i, step, &i)) break;
+              }
+              return Value::list(std::move(items));
+            }));
   frame.set("dict", method("dict", [](const CallArgs& a) -> Result<Value> {
               auto d = std::make_shared<DictObject>();
               if (!a.positional.empty()) {

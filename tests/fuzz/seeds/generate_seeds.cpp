@@ -5,10 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -23,6 +26,7 @@
 #include "eredu/checkpoint/safetensors_writer.hpp"
 #include "eredu/core/dtype.hpp"
 #include "eredu/core/result.hpp"
+#include "eredu/jinja/template.hpp"
 #include "fuzz_support.hpp"
 
 namespace fs = std::filesystem;
@@ -298,6 +302,46 @@ Result<void> write_json_seeds(SeedDir& out) {
   return eredu::ok();
 }
 
+// --- Jinja: small templates for every construct, plus the real chat templates when the shared
+// data is there (EREDU_SHARED_DIR, else the ../shared beside the source tree) ------------------
+
+Result<void> write_jinja_seeds(SeedDir& out) {
+  constexpr std::string_view kTemplates[] = {
+      "{{ bos_token }}{% for m in messages %}{{ m.role ~ ': ' ~ m.content|trim }}\n{% endfor %}"
+      "{% if add_generation_prompt %}assistant:{% endif %}",
+      "{%- set ns = namespace(n=0) -%}{% for m in messages if m.role != 'system' %}"
+      "{% set ns.n = ns.n + loop.index %}{{ loop.first }}{{ loop.previtem }}{% endfor %}{{ ns.n }}",
+      "{% macro f(x, y='d') %}[{{ x }}{{ y }}]{% endmacro %}{{ f(1) }}{{ f(2, y=3) }}"
+      "{% call f('c') %}body{% endcall %}",
+      "{{ messages|selectattr('role', 'equalto', 'user')|map(attribute='content')|join(', ') }}"
+      "{{ messages[2].tool_calls[0].function.arguments|tojson(indent=2) }}",
+      "{% set x %}{% raw %}{{ raw }}{% endraw %}{% endset %}{{ x|upper }}{# comment #}"
+      "{{ 'a,b'.split(',')[::-1] }}{{ 7 // 2 }}{{ 2 ** 8 }}{{ 'x' if none else 'y' }}",
+      "{% for k, v in {'a': 1, 'b': [1, 2]}.items() %}{% if v is mapping %}{% break %}"
+      "{% elif v is iterable %}{% continue %}{% else %}{{ k }}{% endif %}{% endfor %}"
+      "{% filter lower %}ABC{% endfilter %}{% generation %}g{% endgeneration %}"
+      "{{ strftime_now('%Y') }}{{ raise_exception('stop') if false }}",
+  };
+  int index = 0;
+  for (std::string_view text : kTemplates) {
+    EREDU_TRY(const auto parsed, eredu::jinja::Template::parse(text));
+    (void)parsed;
+    EREDU_TRY_VOID(out.add("construct-" + std::to_string(index++) + ".jinja", to_bytes(text)));
+  }
+  const char* env = std::getenv("EREDU_SHARED_DIR");
+  const fs::path shared =
+      env != nullptr && *env != '\0' ? fs::path(env) : fs::path(EREDU_FUZZ_SHARED_DIR);
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(shared / "testdata/chat-templates", error)) {
+    if (entry.path().extension() != ".jinja") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    EREDU_TRY_VOID(out.add("chat-" + entry.path().filename().string(), to_bytes(text.str())));
+  }
+  return eredu::ok();
+}
+
 struct SeedSet {
   const char* fuzzer;
   Result<void> (*write)(SeedDir& out);
@@ -308,6 +352,7 @@ constexpr SeedSet kSeedSets[] = {
     {"safetensors", write_safetensors_seeds},
     {"safetensors_index", write_index_seeds},
     {"json", write_json_seeds},
+    {"jinja", write_jinja_seeds},
 };
 
 }  // namespace
