@@ -18,7 +18,7 @@ struct Output {
   std::string out;
 };
 
-std::string quote(const std::string& arg) {
+[[maybe_unused]] std::string quote(const std::string& arg) {
   std::string q = "'";
   for (const char c : arg)
     q += c == '\'' ? std::string("'\\''") : std::string(1, c);
