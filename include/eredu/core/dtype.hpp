@@ -172,4 +172,12 @@ inline constexpr std::array<DTypeInfo, 39> kDTypeTable{{
   return blocks * info.block_bytes;
 }
 
+// Bytes of one packed row of `cols` elements of `dtype`; 0 when cols is not a multiple of the
+// block size (every backend sizes weight rows this way).
+[[nodiscard]] constexpr std::size_t packed_row_bytes(DType dtype, std::size_t cols) noexcept {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (info.block_elements == 0 || cols % info.block_elements != 0) return 0;
+  return cols / info.block_elements * info.block_bytes;
+}
+
 }  // namespace eredu

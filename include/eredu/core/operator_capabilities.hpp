@@ -38,8 +38,13 @@ enum class OptionalOperator : std::uint8_t {
   kExpertRouting,
   kGroupedLinear,
   kTensorParallelSum,
+  // Beyond upstream's list: what the llama/qwen decoder families need (optional_operators.hpp
+  // gives their signatures).
+  kBiasAdd,                 // add_bias: x + a bias vector broadcast over the rows
+  kHeadRmsNorm,             // head_rms_norm: RMS norm of every head slice (Qwen3 q/k norms)
+  kRotaryFrequencyFactors,  // rotary_scaled: rotary angles divided by per-pair factors
 };
-inline constexpr std::size_t kOptionalOperatorCount = 20;
+inline constexpr std::size_t kOptionalOperatorCount = 23;
 
 constexpr std::string_view to_string(OptionalOperator op) noexcept {
   switch (op) {
@@ -83,6 +88,12 @@ constexpr std::string_view to_string(OptionalOperator op) noexcept {
       return "grouped_linear";
     case OptionalOperator::kTensorParallelSum:
       return "tensor_parallel_sum";
+    case OptionalOperator::kBiasAdd:
+      return "bias_add";
+    case OptionalOperator::kHeadRmsNorm:
+      return "head_rms_norm";
+    case OptionalOperator::kRotaryFrequencyFactors:
+      return "rotary_frequency_factors";
   }
   return "unknown_operator";
 }
@@ -125,6 +136,7 @@ class OperatorCapabilities {
     return std::uint32_t{1} << static_cast<unsigned>(op);
   }
   std::uint32_t bits_ = 0;
+  static_assert(kOptionalOperatorCount <= 32, "the set is one 32-bit word");
 };
 
 // Fails with kCapabilityMissing naming the first operator of `required` that `available` lacks.

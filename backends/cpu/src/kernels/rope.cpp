@@ -27,7 +27,9 @@ void rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_
     for (std::size_t t = t0; t < t1; ++t) {
       float theta = static_cast<float>(positions[t]);
       for (std::size_t i = 0; i < n_pairs; ++i, theta *= theta_scale) {
-        const float angle = params.freq_scale * theta;
+        // ggml divides the position angle by the pair's factor before scaling it.
+        const float ff = params.freq_factors != nullptr ? params.freq_factors[i] : 1.0F;
+        const float angle = params.freq_scale * (theta / ff);
         cos_sin[2 * i] = std::cos(angle);
         cos_sin[2 * i + 1] = std::sin(angle);
       }

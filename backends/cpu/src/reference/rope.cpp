@@ -12,10 +12,13 @@ void rope(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_
     for (std::size_t h = 0; h < n_heads; ++h) {
       float* v = x + (t * n_heads + h) * head_dim;
       for (std::size_t i = 0; i < n_pairs; ++i) {
+        const double factor =
+            params.freq_factors != nullptr ? static_cast<double>(params.freq_factors[i]) : 1.0;
         const double theta =
             static_cast<double>(positions[t]) * static_cast<double>(params.freq_scale) *
             std::pow(static_cast<double>(params.freq_base),
-                     -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
+                     -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot)) /
+            factor;
         const double c = std::cos(theta);
         const double s = std::sin(theta);
         // kNormal pairs neighbours; kNeox pairs element i with element i + n_rot / 2.

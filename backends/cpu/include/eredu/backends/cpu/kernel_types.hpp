@@ -19,24 +19,23 @@ struct MatrixView {
   std::size_t cols = 0;
 };
 
-// Bytes of one packed row of `cols` elements; 0 when cols is not a multiple of the block size.
-[[nodiscard]] constexpr std::size_t packed_row_bytes(DType dtype, std::size_t cols) noexcept {
-  const DTypeInfo& info = dtype_info(dtype);
-  if (info.block_elements == 0 || cols % info.block_elements != 0) return 0;
-  return cols / info.block_elements * info.block_bytes;
-}
+// Bytes of one packed row (core's definition, shared with every backend).
+using ::eredu::packed_row_bytes;
 
-// Rotary embedding variants. kNormal (GGML_ROPE_TYPE_NORMAL, llama/mistral): the pairs are
-// consecutive, (x[2i], x[2i+1]). kNeox (GPT-NeoX, Qwen, ...): the pairs are (x[i], x[i + n_rot/2]).
+// Rotary embedding variants. kNormal (GGML_ROPE_TYPE_NORMAL): the pairs are consecutive,
+// (x[2i], x[2i+1]). kNeox (GGML_ROPE_TYPE_NEOX): the pairs are (x[i], x[i + n_rot/2]).
 // In both, pair i turns by theta_i = pos * freq_scale * freq_base^(-2i / n_rot); dimensions at or
 // beyond n_rot are left unchanged.
 enum class RopeMode { kNormal, kNeox };
 
+// With `freq_factors` (n_rot / 2 values, a checkpoint's rotary frequency factors), pair i turns by
+// theta_i / freq_factors[i] instead.
 struct RopeParams {
   std::size_t n_rot = 0;  // rotated dimensions per head (even, <= head_dim)
   float freq_base = 10000.0F;
   float freq_scale = 1.0F;  // linear position scaling: 1 / (rope scaling factor)
   RopeMode mode = RopeMode::kNormal;
+  const float* freq_factors = nullptr;  // optional, n_rot / 2 divisors of the angles
 };
 
 // Causal grouped-query attention of a batch of query tokens over one layer's KV cache.
