@@ -39,7 +39,7 @@ TEST_F(CpuLlamaLoading, InspectionAdmissionAndPreflightReadNoPayload) {
   const CpuBackend backend(CpuBackendOptions{1});
   auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
   ASSERT_TRUE(config.has_value()) << config.error().what();
-  for (const auto& p : config->selected.schema) {
+  for (const auto& p : config->selected.admission.schema) {
     if (p.alias_of) continue;
     ASSERT_TRUE(CpuBackend::preflight_recipe(p.recipe, *counting).has_value());
   }
@@ -65,7 +65,8 @@ TEST_F(CpuLlamaLoading, TiedOutputSharesTheTokenEmbeddingStorageWithoutASecondLe
   ASSERT_TRUE(config.has_value()) << config.error().what();
   auto prepared = backend.prepare_model(std::move(*config));
   ASSERT_TRUE(prepared.has_value()) << prepared.error().what();
-  const auto& llama = *prepared->model().llama;
+  const auto& llama =
+      std::get<eredu::model::decoder::DecoderModel<CpuBackend>>(*prepared->model().model);
   const auto* output = llama.find_parameter("output.weight");
   const auto* embd = llama.find_parameter("token_embd.weight");
   ASSERT_NE(output, nullptr);
@@ -92,21 +93,21 @@ TEST_F(CpuLlamaLoading, AFailedValidateBindInTheMiddleOfAUnitPublishesNothing) {
   auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
   ASSERT_TRUE(config.has_value());
   const auto& selected = config->selected;
-  auto llama =
-      eredu::model::llama::LlamaModel<CpuBackend>::declare(selected.config, selected.schema);
+  auto llama = eredu::model::declare_model<CpuBackend>(selected.admission);
   ASSERT_TRUE(llama.has_value());
   std::vector<eredu::runtime::WeightBinding> bindings;
-  for (const auto& p : selected.schema)
+  for (const auto& p : selected.admission.schema)
     bindings.push_back({p.id, p.recipe, p.alias_of});
   auto unit = eredu::runtime::materialize_bindings<FailsSeventhBind>(*config->source, bindings, {});
   ASSERT_TRUE(unit.has_value()) << unit.error().what();
   FailsSeventhBind::calls = 0;
-  auto bound = eredu::runtime::bind_materialized_unit<FailsSeventhBind>(*llama, std::move(*unit));
+  auto bound = eredu::runtime::bind_materialized_unit<FailsSeventhBind>(std::get<0>(*llama),
+                                                                        std::move(*unit));
   ASSERT_FALSE(bound.has_value());
   EXPECT_NE(bound.error().what().find("injected failure"), std::string::npos);
   EXPECT_EQ(FailsSeventhBind::calls.load(), 7);
   int published = 0;
-  llama->visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
+  std::get<0>(*llama).visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
     if (p.bound()) ++published;
   });
   EXPECT_EQ(published, 0);
@@ -120,19 +121,19 @@ TEST_F(CpuLlamaLoading, AMissingBindingIsAnErrorAndPublishesNothing) {
   auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
   ASSERT_TRUE(config.has_value());
   const auto& selected = config->selected;
-  auto llama =
-      eredu::model::llama::LlamaModel<CpuBackend>::declare(selected.config, selected.schema);
+  auto llama = eredu::model::declare_model<CpuBackend>(selected.admission);
   ASSERT_TRUE(llama.has_value());
   std::vector<eredu::runtime::WeightBinding> bindings;
-  for (const auto& p : selected.schema)
+  for (const auto& p : selected.admission.schema)
     if (p.id != "blk.1.ffn_down.weight") bindings.push_back({p.id, p.recipe, p.alias_of});
   auto unit = eredu::runtime::materialize_bindings<CpuBackend>(*config->source, bindings, {});
   ASSERT_TRUE(unit.has_value());
-  auto bound = eredu::runtime::bind_materialized_unit<CpuBackend>(*llama, std::move(*unit));
+  auto bound =
+      eredu::runtime::bind_materialized_unit<CpuBackend>(std::get<0>(*llama), std::move(*unit));
   ASSERT_FALSE(bound.has_value());
   EXPECT_EQ(bound.error().subject(), "blk.1.ffn_down.weight");
   int published = 0;
-  llama->visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
+  std::get<0>(*llama).visit_parameters([&](std::string_view, CpuBackend::parameter& p) {
     if (p.bound()) ++published;
   });
   EXPECT_EQ(published, 0);

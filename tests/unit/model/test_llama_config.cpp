@@ -1,24 +1,31 @@
-// LlamaConfig normalization: every missing or absurd hyper-parameter is an error naming its key
-// (reliability.md G44-G46), checked from metadata alone.
+// The llama family's config normalization (model/decoder/config.hpp): every missing or absurd
+// hyper-parameter is an error naming its key (reliability.md G44-G46), checked from metadata alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "eredu/model/llama/config.hpp"
+#include "eredu/checkpoint/tensor_catalog.hpp"
+#include "eredu/model/llama/family.hpp"
+#include "eredu/model/mistral/family.hpp"
 #include "tiny_llama.hpp"
 
 namespace {
 
 using eredu::ErrorCode;
 using eredu::checkpoint::GgufValue;
-using eredu::model::llama::read_llama_config;
 using eredu::testing::TinyLlama;
 
-eredu::Result<eredu::model::llama::LlamaConfig> read(const TinyLlama& t) {
+eredu::Result<eredu::model::decoder::DecoderConfig> read(const TinyLlama& t) {
   auto contents = t.contents();
   EXPECT_NE(contents, nullptr);
-  return read_llama_config(*contents);
+  // The family the file names (llama or mistral: the same decoder, keys under its own prefix).
+  const auto arch = contents->get_string("general.architecture");
+  const eredu::checkpoint::TensorCatalog no_tensors;
+  if (arch && *arch == "mistral") {
+    return eredu::model::mistral::Family::read_config(*contents, no_tensors);
+  }
+  return eredu::model::llama::Family::read_config(*contents, no_tensors);
 }
 
 void expect_key_error(const TinyLlama& t, const std::string& key, ErrorCode code) {
@@ -72,7 +79,7 @@ TEST(LlamaConfig, MissingArchitectureIsUnsupported) {
   auto file = eredu::checkpoint::MappedFile::from_bytes(image->bytes, "x");
   auto contents = eredu::checkpoint::parse_gguf_contents(*file);
   ASSERT_TRUE(contents.has_value());
-  auto c = read_llama_config(**contents);
+  auto c = eredu::model::llama::Family::read_config(**contents, eredu::checkpoint::TensorCatalog{});
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().code(), ErrorCode::kUnsupported);
   EXPECT_EQ(c.error().subject(), "general.architecture");

@@ -3,22 +3,21 @@
 #include <gtest/gtest.h>
 
 #include "eredu/checkpoint/gguf_source.hpp"
-#include "eredu/model/llama/config.hpp"
-#include "eredu/model/llama/schema.hpp"
+#include "eredu/model/llama/family.hpp"
 #include "tiny_llama.hpp"
 
 namespace {
 
 using eredu::testing::TinyLlama;
 
-eredu::Result<std::vector<eredu::model::llama::ParameterSchema>> schema_of(const TinyLlama& t,
-                                                                           const char* file) {
+eredu::Result<std::vector<eredu::model::ParameterSchema>> schema_of(const TinyLlama& t,
+                                                                    const char* file) {
   const auto path = t.write(file);
   auto source = eredu::checkpoint::GgufCheckpointSource::open(path);
   EXPECT_TRUE(source.has_value());
-  auto config = eredu::model::llama::read_llama_config(source->primary());
+  auto config = eredu::model::llama::Family::read_config(source->primary(), source->catalog());
   EXPECT_TRUE(config.has_value());
-  auto schema = eredu::model::llama::llama_schema(*config, source->catalog());
+  auto schema = eredu::model::llama::Family::schema(*config, source->catalog());
   std::filesystem::remove(path);
   return schema;
 }

@@ -1,41 +1,56 @@
-// Admission of a llama checkpoint and of a session's input, shared by every backend.
-#include "eredu/model/llama/admission.hpp"
+// Admission over the family registry, and the session input check (see admission.hpp).
+#include "eredu/model/admission.hpp"
 
 #include <string>
 
 #include "eredu/checkpoint/source.hpp"
 #include "eredu/checkpoint/tensor_catalog.hpp"
+#include "eredu/model/hyperparameters.hpp"
 
-namespace eredu::model::llama {
+namespace eredu::model {
 
-Result<LlamaAdmission> read_llama_admission(std::string_view backend,
+std::string supported_architectures() {
+  std::string out;
+  for (std::string_view name : Families::names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+Result<ModelAdmission> read_model_admission(std::string_view backend,
                                             const ArtifactInspection& inspection,
                                             std::uint32_t context_length) {
   const std::string who(backend);
-  if (!is_llama_architecture(inspection.architecture)) {
+  const std::size_t index = family_index(inspection.architecture);
+  if (index == Families::size) {
     return fail(Error(ErrorCode::kUnsupported, who + ": architecture '" + inspection.architecture +
-                                                   "' is not supported (llama, mistral)")
+                                                   "' is not supported (" +
+                                                   supported_architectures() + ")")
                     .with_subject("general.architecture"));
   }
   if (inspection.gguf == nullptr || inspection.source == nullptr) {
-    return fail(ErrorCode::kUnsupported, who + ": the llama family loads from GGUF only");
+    return fail(ErrorCode::kUnsupported,
+                who + ": the " + inspection.architecture + " family loads from GGUF only");
   }
   const checkpoint::TensorCatalog& catalog = inspection.source->catalog();
-  const checkpoint::TensorMetadata* embd = catalog.find(kTokenEmbd);
-  EREDU_TRY(
-      LlamaConfig config,
-      read_llama_config(*inspection.gguf, embd && embd->shape.size() == 2 ? embd->shape[0] : 0));
-  EREDU_TRY(auto schema, llama_schema(config, catalog));
-  LlamaAdmission admitted;
-  admitted.max_positions = context_length != 0 ? context_length : config.n_ctx_train;
+  ModelAdmission admitted;
+  admitted.family = index;
+  EREDU_TRY_VOID((Families::with_family<Result<void>>(index, [&]<typename F>() -> Result<void> {
+    EREDU_TRY(typename F::config config, F::read_config(*inspection.gguf, catalog));
+    EREDU_TRY(admitted.schema, F::schema(config, catalog));
+    admitted.geometry = F::geometry(config);
+    admitted.required_operators = F::required_operators(config);
+    admitted.config = std::move(config);
+    return ok();
+  })));
+  admitted.max_positions = context_length != 0 ? context_length : admitted.geometry.n_ctx_train;
   if (admitted.max_positions > kMaxContext) {
     return fail(
         Error(ErrorCode::kLimitExceeded,
               "context_length " + std::to_string(admitted.max_positions) + " exceeds the limit")
             .with_subject("context_length"));
   }
-  admitted.config = std::move(config);
-  admitted.schema = std::move(schema);
   return admitted;
 }
 
@@ -60,4 +75,4 @@ Result<void> check_forward_input(std::span<const std::uint32_t> tokens, std::uin
   return ok();
 }
 
-}  // namespace eredu::model::llama
+}  // namespace eredu::model
