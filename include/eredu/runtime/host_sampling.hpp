@@ -2,7 +2,7 @@
 // HostSamplingTextGeneration<B, Completion>: the TextGenerationBackend operations of a backend
 // whose sampler runs on the host, written once. A backend inherits it (its static members and
 // associated types are then B's own) and provides only what every session already has:
-//   session().config().n_vocab, session().max_positions(), session().checkpoint(),
+//   session().n_vocab(), session().max_positions(), session().checkpoint(),
 //   session_mut().truncate(p), prefill(tokens), decode(token), observe_output(output)
 //   -> Result<std::vector<float>> (the last position's logits).
 // `Completion` is the backend's born-complete completion type (observe_output has waited).
@@ -74,8 +74,7 @@ class HostSamplingTextGeneration {
   using token_submission = Submission<HostTextToken, Completion>;
 
   [[nodiscard]] static TextGenerationLimits text_limits(const ModelRuntime<B>& runtime) {
-    return TextGenerationLimits{
-        runtime.session().max_positions(), runtime.session().config().n_vocab, {}};
+    return TextGenerationLimits{runtime.session().max_positions(), runtime.session().n_vocab(), {}};
   }
 
   [[nodiscard]] static Result<HostSamplingState> start_text_generation(
@@ -115,7 +114,7 @@ class HostSamplingTextGeneration {
                                                  std::to_string(runtime.session().checkpoint()))
               .with_subject("prompt"));
     }
-    EREDU_TRY_VOID(state.begin_sequence(runtime.session().config().n_vocab, prompt.tokens));
+    EREDU_TRY_VOID(state.begin_sequence(runtime.session().n_vocab(), prompt.tokens));
     EREDU_TRY_VOID(runtime.session_mut().truncate(cached_positions));
     std::vector<std::uint32_t> rest(prompt.tokens.begin() + cached_positions, prompt.tokens.end());
     EREDU_TRY(auto submission, runtime.prefill(std::move(rest)));
