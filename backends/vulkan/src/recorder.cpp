@@ -110,7 +110,7 @@ void Recorder::barrier() {
 Result<VkDescriptorSet> Recorder::allocate_set(VkDescriptorSetLayout layout) {
   // A pool holds kDescriptorPoolSets sets of up to kMaxBindingsPerSet buffers; counting them here
   // means a pool is never asked for more than it has, so a recording of any length just takes
-  // more pools (a llama forward pass records hundreds of dispatches).
+  // more pools (a forward pass records hundreds of dispatches).
   if (state_->pools.empty() || state_->sets_in_last_pool == Device::kDescriptorPoolSets) {
     EREDU_TRY(VkDescriptorPool pool, device_.take_descriptor_pool());
     state_->pools.push_back(pool);

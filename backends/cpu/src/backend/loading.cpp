@@ -1,12 +1,8 @@
-// CpuBackend's ModelLoadingBackend and BackendProvider: admission from headers (fail closed),
-// then prepare_model = declare -> preflight all -> materialize -> validate all -> bind all.
-#include <string>
+// CpuBackend's ModelLoadingBackend: the CPU's policy and capabilities; admission itself is the
+// generic runtime's (runtime::select_family_preparation), with this backend's preflight.
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
-#include "eredu/checkpoint/gguf_source.hpp"
-#include "eredu/model/llama/admission.hpp"
-#include "eredu/runtime/bindings.hpp"
 
 namespace eredu::cpu {
 
@@ -22,61 +18,18 @@ SessionCapabilities CpuBackend::session_capabilities(const ArtifactInspection&,
   return realized_session_capabilities();
 }
 
-Result<CpuSelectedPreparation> CpuBackend::select_preparation(const ArtifactInspection& inspection,
-                                                              const load_options& options,
-                                                              const PreparationPolicy&) const {
-  EREDU_TRY(auto admitted,
-            ::eredu::model::llama::admit_llama("cpu backend", inspection, options.context_length,
-                                               [](const checkpoint::DerivedWeightRecipe& recipe,
-                                                  const checkpoint::CheckpointSource& source) {
-                                                 return preflight_recipe(recipe, source);
-                                               }));
-  CpuSelectedPreparation selected;
-  selected.max_positions = admitted.max_positions;
-  selected.kv_cache_type = options.kv_cache_type;
-  selected.config = std::move(admitted.config);
-  selected.schema = std::move(admitted.schema);
-  return selected;
+Result<runtime::FamilyPreparation> CpuBackend::select_preparation(
+    const ArtifactInspection& inspection, const load_options& options,
+    const PreparationPolicy&) const {
+  return runtime::select_family_preparation<CpuBackend>("cpu backend", inspection, options);
 }
 
-Result<CpuModelConfig> CpuBackend::build_model_config(const ModelPreparationPlan& plan,
-                                                      selected_preparation&& selected) const {
-  if (plan.inspection.source == nullptr) {
-    return fail(ErrorCode::kInvalidArgument, "cpu backend: the plan carries no checkpoint source");
+Result<std::vector<float>> CpuBackend::observe_forward(const CpuTensor& logits) const {
+  try {
+    return logits.data;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "cpu: out of host memory for the logits");
   }
-  return CpuModelConfig{std::move(selected), plan.inspection.source,
-                        plan.admitted_session_capabilities};
-}
-
-Result<PreparedModel<CpuModel>> CpuBackend::prepare_model(model_config&& config) const {
-  if (config.source == nullptr) {
-    return fail(ErrorCode::kInvalidArgument, "cpu backend: no checkpoint source");
-  }
-  const auto& selected = config.selected;
-  using Llama = ::eredu::model::llama::LlamaModel<CpuBackend>;
-  EREDU_TRY(auto llama, Llama::declare(selected.config, selected.schema));
-  std::vector<runtime::WeightBinding> bindings;
-  bindings.reserve(selected.schema.size());
-  for (const auto& p : selected.schema) {
-    if (!p.alias_of) EREDU_TRY_VOID(preflight_recipe(p.recipe, *config.source));
-    bindings.push_back(runtime::WeightBinding{p.id, p.recipe, p.alias_of});
-  }
-  EREDU_TRY(auto unit, runtime::materialize_bindings<CpuBackend>(*config.source, bindings,
-                                                                 CpuMaterializationContext{}));
-  EREDU_TRY_VOID(runtime::bind_materialized_unit<CpuBackend>(llama, std::move(unit)));
-  CpuModel result;
-  result.llama = std::make_shared<const Llama>(std::move(llama));
-  result.max_positions = selected.max_positions;
-  result.kv_cache_type = selected.kv_cache_type;
-  return PreparedModel<CpuModel>(std::move(result), config.admitted);
-}
-
-Result<CpuSession> CpuBackend::create_session(PreparedModel<model>&& prepared) const {
-  auto parts = std::move(prepared).into_parts();
-  const ::eredu::model::llama::LlamaConfig& c = parts.model.llama->config();
-  const KvCacheSpec spec{c.n_layer, c.n_head_kv, c.head_dim, parts.model.max_positions};
-  EREDU_TRY(auto cache, create_kv_cache_of(spec, parts.model.kv_cache_type));
-  return CpuSession(std::move(parts.model), std::move(cache));
 }
 
 }  // namespace eredu::cpu

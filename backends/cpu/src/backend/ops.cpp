@@ -23,6 +23,35 @@ CpuTensor make_tensor(std::size_t rows, std::size_t cols) {
   return CpuTensor{rows, cols, std::vector<float>(rows * cols)};
 }
 
+// F32 values of a bound vector weight (decoded when stored as F16 / BF16).
+std::vector<float> vector_values(const CpuWeight& w) {
+  std::vector<float> out(w.cols());
+  kernels().get_row(MatrixView{w.dtype, w.data(), 1, w.cols()}, 0, out.data());
+  return out;
+}
+
+// Rotary embedding of x's heads, angles divided by `factors` (rotated_dims / 2) when given.
+Result<CpuTensor> rotate(const CpuTensor& x, const RotarySpec& spec, std::uint32_t first_position,
+                         const float* factors, ThreadPool* pool) {
+  EREDU_TRY_VOID(spec.validate());
+  if (x.cols != static_cast<std::size_t>(spec.heads) * spec.head_dim) {
+    return fail(op_error(
+        "rotary", "input has " + std::to_string(x.cols) + " features, expected heads * head_dim"));
+  }
+  CpuTensor y = x;
+  std::vector<std::int32_t> positions(x.rows);
+  for (std::size_t t = 0; t < x.rows; ++t)
+    positions[t] = static_cast<std::int32_t>(first_position + t);
+  RopeParams params;
+  params.n_rot = spec.rotated_dims;
+  params.freq_base = spec.frequency_base;
+  params.freq_scale = spec.frequency_scale;
+  params.mode = spec.layout == RotaryLayout::kInterleaved ? RopeMode::kNormal : RopeMode::kNeox;
+  params.freq_factors = factors;
+  kernels().rope(y.data.data(), x.rows, spec.heads, spec.head_dim, positions.data(), params, pool);
+  return y;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(CpuBackendOptions options) {
@@ -82,23 +111,7 @@ Result<CpuTensor> CpuBackend::rms_norm(const tensor& x, const weight& gain,
 
 Result<CpuTensor> CpuBackend::rotary(const tensor& x, const RotarySpec& spec,
                                      std::uint32_t first_position) const {
-  EREDU_TRY_VOID(spec.validate());
-  if (x.cols != static_cast<std::size_t>(spec.heads) * spec.head_dim) {
-    return fail(op_error(
-        "rotary", "input has " + std::to_string(x.cols) + " features, expected heads * head_dim"));
-  }
-  CpuTensor y = x;
-  std::vector<std::int32_t> positions(x.rows);
-  for (std::size_t t = 0; t < x.rows; ++t)
-    positions[t] = static_cast<std::int32_t>(first_position + t);
-  RopeParams params;
-  params.n_rot = spec.rotated_dims;
-  params.freq_base = spec.frequency_base;
-  params.freq_scale = spec.frequency_scale;
-  params.mode = spec.layout == RotaryLayout::kInterleaved ? RopeMode::kNormal : RopeMode::kNeox;
-  kernels().rope(y.data.data(), x.rows, spec.heads, spec.head_dim, positions.data(), params,
-                 pool_.get());
-  return y;
+  return rotate(x, spec, first_position, nullptr, pool_.get());
 }
 
 Result<CpuKvCache> CpuBackend::create_kv_cache(const KvCacheSpec& spec) const {
@@ -210,6 +223,50 @@ Result<CpuTensor> CpuBackend::logits(const tensor& hidden, const weight& output)
                  std::vector<float>(hidden.data.end() - static_cast<std::ptrdiff_t>(hidden.cols),
                                     hidden.data.end())};
   return linear(last, output);
+}
+
+// --- Optional operators ---
+
+Result<CpuTensor> CpuBackend::add_bias(const tensor& x, const weight& bias) const {
+  if (!bias.bound() || bias.shape.size() != 1 || bias.cols() != x.cols) {
+    return fail(op_error("add_bias", "bias '" + bias.name + "' does not match " +
+                                         std::to_string(x.cols) + " features"));
+  }
+  const std::vector<float> b = vector_values(bias);
+  CpuTensor y = make_tensor(x.rows, x.cols);
+  for (std::size_t t = 0; t < x.rows; ++t) {
+    // One row of x plus the bias (the elementwise kernel, row by row: biases are short).
+    kernels().add(x.data.data() + t * x.cols, b.data(), x.cols, y.data.data() + t * x.cols,
+                  nullptr);
+  }
+  return y;
+}
+
+Result<CpuTensor> CpuBackend::head_rms_norm(const tensor& x, const weight& gain,
+                                            const RmsNormSpec& spec) const {
+  const std::size_t head = gain.cols();
+  if (!gain.bound() || gain.shape.size() != 1 || head == 0 || x.cols % head != 0) {
+    return fail(op_error("head_rms_norm", "gain '" + gain.name + "' of " + std::to_string(head) +
+                                              " does not divide " + std::to_string(x.cols) +
+                                              " features into heads"));
+  }
+  const std::vector<float> g = vector_values(gain);
+  CpuTensor y = make_tensor(x.rows, x.cols);
+  // Heads are contiguous slices of a row: the rows x heads slices are rows of `head` values.
+  kernels().rms_norm(x.data.data(), g.data(), x.rows * (x.cols / head), head, spec.epsilon,
+                     y.data.data(), pool_.get());
+  return y;
+}
+
+Result<CpuTensor> CpuBackend::rotary_scaled(const tensor& x, const RotarySpec& spec,
+                                            std::uint32_t first_position,
+                                            const weight& factors) const {
+  if (!factors.bound() || factors.shape.size() != 1 || factors.cols() != spec.rotated_dims / 2) {
+    return fail(op_error("rotary_scaled", "factors '" + factors.name + "' must hold " +
+                                              std::to_string(spec.rotated_dims / 2) + " values"));
+  }
+  const std::vector<float> f = vector_values(factors);
+  return rotate(x, spec, first_position, f.data(), pool_.get());
 }
 
 }  // namespace eredu::cpu

@@ -1,4 +1,4 @@
-// CpuBackend's ParameterBackend: recipes are whole-tensor Sources (what the llama schema emits);
+// CpuBackend's ParameterBackend: recipes are whole-tensor Sources (what the family schemas emit);
 // a lease's packed bytes are copied once, unchanged, into storage the weight owns (no dense
 // copy of quantized data), and the lease is released before materialize returns.
 #include <string>
@@ -6,6 +6,7 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/core/shape.hpp"
 
 namespace eredu::cpu {
 namespace {
@@ -79,10 +80,10 @@ Result<void> CpuBackend::validate_bind(const parameter& slot, const materialized
                     .with_subject(slot.name));
   }
   if (!slot.shape.empty() && w.shape != slot.shape) {
-    return fail(Error(ErrorCode::kInvalidModel,
-                      "tensor " + w.name + " has wrong shape for parameter '" + slot.name +
-                          "'; expected " + ::eredu::model::llama::format_shape(slot.shape) +
-                          ", got " + ::eredu::model::llama::format_shape(w.shape))
+    return fail(Error(ErrorCode::kInvalidModel, "tensor " + w.name +
+                                                    " has wrong shape for parameter '" + slot.name +
+                                                    "'; expected " + format_shape(slot.shape) +
+                                                    ", got " + format_shape(w.shape))
                     .with_subject(slot.name));
   }
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));

@@ -1,6 +1,8 @@
 // CpuPlanFactory (see cpu_plan_factory.hpp).
 #include "eredu/backends/cpu/cpu_plan_factory.hpp"
 
+#include "eredu/plan/backend_plan_checks.hpp"
+
 #include <string>
 
 namespace eredu::cpu {
@@ -23,40 +25,14 @@ Result<plan::HardwareProfile, plan::AutomaticPlanningError> CpuPlanFactory::disc
 }
 
 Result<void> CpuPlanFactory::check_plan(const plan::ExecutionPlan& p) const {
-  if (p.device().backend().value() != "cpu") {
-    return fail(Error(ErrorCode::kUnsupported, "the plan names backend '" +
-                                                   std::string(p.device().backend().value()) +
-                                                   "', not 'cpu'")
-                    .with_subject("backend"));
-  }
   EREDU_TRY(auto devices, CpuBackend(CpuBackendOptions{1}).devices());
-  const DeviceReport* device = nullptr;
-  for (const auto& report : devices)
-    if (report.descriptor.id == p.device().device()) device = &report;
-  if (device == nullptr) {
-    return fail(Error(ErrorCode::kNotFound,
-                      "the cpu backend has no device '" + p.device().device() + "' (it has cpu:0)")
-                    .with_subject("device"));
-  }
-  EREDU_TRY_VOID(p.validate_device_capabilities(device->capabilities));
-  EREDU_TRY_VOID(p.validate_session_capabilities(CpuBackend::realized_session_capabilities()));
-  if (p.drafting().is_external()) {
-    return fail(Error(ErrorCode::kUnsupported, "the cpu backend has no external drafter yet")
-                    .with_subject("drafting"));
-  }
-  return ok();
+  return plan::check_plan_for_backend(p, "cpu", devices,
+                                      CpuBackend::realized_session_capabilities());
 }
 
 Result<plan::CandidateAdmission, plan::AutomaticPlanningError> CpuPlanFactory::admit_candidate(
     const ArtifactInspection& inspection, const plan::ExecutionPlan& candidate) const {
-  if (auto checked = check_plan(candidate); !checked) {
-    return plan::CandidateAdmission::rejected(checked.error().what());
-  }
-  if (!::eredu::model::llama::is_llama_architecture(inspection.architecture)) {
-    return plan::CandidateAdmission::rejected("architecture '" + inspection.architecture +
-                                              "' is not supported by the cpu backend");
-  }
-  return plan::CandidateAdmission::accepted();
+  return plan::admit_family_candidate(check_plan(candidate), inspection, "cpu");
 }
 
 Result<plan::ExecutionPlanTarget<CpuBackend>, plan::AutomaticPlanningError>
@@ -71,12 +47,8 @@ Result<plan::RealizedDrafting<CpuDrafter>, plan::AutomaticPlanningError>
 CpuPlanFactory::realize_drafting(
     const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<CpuBackend>&,
     std::optional<plan::ExternalDraftArtifact<CpuDrafterPreparation>>&& external_artifact) const {
-  if (execution_plan.drafting().is_external() || external_artifact.has_value()) {
-    return Unexpected(plan::AutomaticPlanningError::invalid(
-        Error(ErrorCode::kUnsupported, "the cpu backend realizes disabled drafting only")
-            .with_subject("drafting")));
-  }
-  return plan::RealizedDrafting<CpuDrafter>::disabled();
+  return plan::realize_disabled_drafting<CpuDrafter>(execution_plan, external_artifact.has_value(),
+                                                     "cpu");
 }
 
 }  // namespace eredu::cpu

@@ -45,9 +45,11 @@ Result<BufferPtr> VulkanContext::positions(std::uint32_t first, std::uint32_t n)
 }
 
 Result<BufferPtr> VulkanContext::rotary_table(std::uint32_t first, std::uint32_t n,
-                                              const RotarySpec& spec) {
-  const auto key =
-      std::make_tuple(first, n, spec.rotated_dims, spec.frequency_base, spec.frequency_scale);
+                                              const RotarySpec& spec, const float* factors) {
+  // The factors' address identifies them: they belong to a bound weight that outlives the
+  // recording.
+  const auto key = std::make_tuple(first, n, spec.rotated_dims, spec.frequency_base,
+                                   spec.frequency_scale, factors);
   if (auto it = rotary_.find(key); it != rotary_.end()) return it->second;
   EREDU_TRY(Recorder * rec, recorder());
   const std::size_t n_pairs = spec.rotated_dims / 2;
@@ -57,7 +59,8 @@ Result<BufferPtr> VulkanContext::rotary_table(std::uint32_t first, std::uint32_t
       const double theta =
           static_cast<double>(first + t) * static_cast<double>(spec.frequency_scale) *
           std::pow(static_cast<double>(spec.frequency_base),
-                   -2.0 * static_cast<double>(i) / static_cast<double>(spec.rotated_dims));
+                   -2.0 * static_cast<double>(i) / static_cast<double>(spec.rotated_dims)) /
+          (factors != nullptr ? static_cast<double>(factors[i]) : 1.0);
       cs[(t * n_pairs + i) * 2] = static_cast<float>(std::cos(theta));
       cs[(t * n_pairs + i) * 2 + 1] = static_cast<float>(std::sin(theta));
     }

@@ -33,15 +33,19 @@ class VulkanContext {
   // Int32 positions first..first+n-1, uploaded once per recording.
   Result<BufferPtr> positions(std::uint32_t first, std::uint32_t n);
   // The [n][rotated_dims/2] cos/sin table of those positions (angles in float64 on the host, as
-  // the CPU reference computes them), uploaded once per recording.
-  Result<BufferPtr> rotary_table(std::uint32_t first, std::uint32_t n, const RotarySpec& spec);
+  // the CPU reference computes them), each pair's angle divided by factors[i] when `factors` is
+  // given (rotated_dims / 2 values: a checkpoint's rotary frequency factors); uploaded once per
+  // recording.
+  Result<BufferPtr> rotary_table(std::uint32_t first, std::uint32_t n, const RotarySpec& spec,
+                                 const float* factors = nullptr);
 
  private:
   void clear_tables() noexcept;
   std::shared_ptr<Device> device_;
   std::unique_ptr<Recorder> open_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, BufferPtr> positions_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, float, float>, BufferPtr>
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, float, float, const float*>,
+           BufferPtr>
       rotary_;
 };
 

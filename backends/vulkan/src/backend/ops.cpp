@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "context.hpp"
-#include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/vulkan/kernels.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 
@@ -75,7 +74,7 @@ Result<VulkanTensor> VulkanBackend::embedding(const weight& table,
   EREDU_TRY(std::uint32_t cols, u32(table.cols(), "embedding cols"));
   EREDU_TRY(std::uint32_t rows, u32(table.rows(), "embedding rows"));
   EREDU_TRY(std::uint32_t row_bytes,
-            u32(cpu::packed_row_bytes(table.dtype, table.cols()), "embedding row bytes"));
+            u32(packed_row_bytes(table.dtype, table.cols()), "embedding row bytes"));
   EREDU_TRY(VulkanTensor out, make_tensor(dev, tokens.size(), table.cols()));
   if (n == 0) return out;
   EREDU_TRY(Recorder * rec, context_->recorder());
@@ -106,7 +105,7 @@ Result<VulkanTensor> VulkanBackend::linear(const tensor& x, const weight& w) con
   EREDU_TRY(std::uint32_t rows, u32(w.rows(), "linear rows"));
   EREDU_TRY(std::uint32_t cols, u32(w.cols(), "linear cols"));
   EREDU_TRY(std::uint32_t tokens, u32(x.rows, "linear tokens"));
-  EREDU_TRY(std::uint32_t row_bytes, u32(cpu::packed_row_bytes(w.dtype, w.cols()), "row bytes"));
+  EREDU_TRY(std::uint32_t row_bytes, u32(packed_row_bytes(w.dtype, w.cols()), "row bytes"));
   EREDU_TRY(std::uint32_t outputs, u32(static_cast<std::uint64_t>(rows) * tokens, "outputs"));
   EREDU_TRY(VulkanTensor y, make_tensor(dev, x.rows, w.rows()));
   if (outputs == 0) return y;
@@ -142,6 +141,12 @@ Result<VulkanTensor> VulkanBackend::rms_norm(const tensor& x, const weight& gain
 
 Result<VulkanTensor> VulkanBackend::rotary(const tensor& x, const RotarySpec& spec,
                                            std::uint32_t first_position) const {
+  return rotate(x, spec, first_position, nullptr);
+}
+
+Result<VulkanTensor> VulkanBackend::rotate(const tensor& x, const RotarySpec& spec,
+                                           std::uint32_t first_position,
+                                           const float* factors) const {
   EREDU_TRY_VOID(spec.validate());
   if (x.cols != static_cast<std::size_t>(spec.heads) * spec.head_dim) {
     return fail(op_error(
@@ -158,7 +163,7 @@ Result<VulkanTensor> VulkanBackend::rotary(const tensor& x, const RotarySpec& sp
   EREDU_TRY(Recorder * rec, context_->recorder());
   // The rope shader works in place; the input stays untouched (it is const).
   EREDU_TRY_VOID(rec->copy(x.buffer, 0, y.buffer, 0, x.rows * x.cols * sizeof(float)));
-  EREDU_TRY(BufferPtr table, context_->rotary_table(first_position, n, spec));
+  EREDU_TRY(BufferPtr table, context_->rotary_table(first_position, n, spec, factors));
   EREDU_TRY(const Pipeline* p, dev.pipeline("rope", 2, sizeof(shader::RopePush)));
   const shader::RopePush push{n, spec.heads, spec.head_dim, n_pairs,
                               spec.layout == RotaryLayout::kInterleaved ? 0U : 1U};
@@ -267,6 +272,61 @@ Result<VulkanTensor> VulkanBackend::logits(const tensor& hidden, const weight& o
   EREDU_TRY_VOID(
       rec->copy(hidden.buffer, (hidden.rows - 1) * row_bytes, last.buffer, 0, row_bytes));
   return linear(last, output);
+}
+
+// --- Optional operators ---
+
+Result<VulkanTensor> VulkanBackend::add_bias(const tensor& x, const weight& bias) const {
+  if (!bias.bound() || bias.shape.size() != 1 || bias.cols() != x.cols ||
+      bias.dtype != DType::kF32) {
+    return fail(op_error("add_bias", "bias '" + bias.name + "' does not match " +
+                                         std::to_string(x.cols) + " features"));
+  }
+  EREDU_TRY_VOID(check_tensor("add_bias", x));
+  EREDU_TRY(std::uint32_t count, u32(x.rows * x.cols, "element count"));
+  EREDU_TRY(std::uint32_t cols, u32(x.cols, "add_bias width"));
+  EREDU_TRY(VulkanTensor y, make_tensor(device(), x.rows, x.cols));
+  if (count == 0) return y;
+  EREDU_TRY(Recorder * rec, context_->recorder());
+  EREDU_TRY(const Pipeline* p, device().pipeline("bias_add", 3, sizeof(shader::BiasAddPush)));
+  const shader::BiasAddPush push{count, cols};
+  const BufferPtr bufs[] = {x.buffer, bias.buffer, y.buffer};
+  EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), groups_for(count)));
+  return y;
+}
+
+Result<VulkanTensor> VulkanBackend::head_rms_norm(const tensor& x, const weight& gain,
+                                                  const RmsNormSpec& spec) const {
+  const std::size_t head = gain.cols();
+  if (!gain.bound() || gain.shape.size() != 1 || head == 0 || x.cols % head != 0 ||
+      gain.dtype != DType::kF32) {
+    return fail(op_error("head_rms_norm", "gain '" + gain.name + "' of " + std::to_string(head) +
+                                              " does not divide " + std::to_string(x.cols) +
+                                              " features into heads"));
+  }
+  EREDU_TRY_VOID(check_tensor("head_rms_norm", x));
+  // Heads are contiguous slices of a row: the rms_norm shader over rows * heads rows of `head`.
+  EREDU_TRY(std::uint32_t rows, u32(x.rows * (x.cols / head), "head_rms_norm rows"));
+  EREDU_TRY(std::uint32_t cols, u32(head, "head_rms_norm width"));
+  EREDU_TRY(VulkanTensor y, make_tensor(device(), x.rows, x.cols));
+  if (rows == 0) return y;
+  EREDU_TRY(Recorder * rec, context_->recorder());
+  EREDU_TRY(const Pipeline* p, device().pipeline("rms_norm", 3, sizeof(shader::RmsNormPush)));
+  const shader::RmsNormPush push{rows, cols, 1U, spec.epsilon};
+  const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
+  EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), rows));
+  return y;
+}
+
+Result<VulkanTensor> VulkanBackend::rotary_scaled(const tensor& x, const RotarySpec& spec,
+                                                  std::uint32_t first_position,
+                                                  const weight& factors) const {
+  if (!factors.bound() || factors.host_values == nullptr ||
+      factors.host_values->size() != spec.rotated_dims / 2) {
+    return fail(op_error("rotary_scaled", "factors '" + factors.name + "' must hold " +
+                                              std::to_string(spec.rotated_dims / 2) + " values"));
+  }
+  return rotate(x, spec, first_position, factors.host_values->data());
 }
 
 }  // namespace eredu::vulkan

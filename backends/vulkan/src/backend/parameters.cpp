@@ -7,10 +7,10 @@
 #include <variant>
 #include <vector>
 
-#include "eredu/backends/cpu/kernel_types.hpp"
-#include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/backends/vulkan/kernels.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
+#include "eredu/core/shape.hpp"
 
 namespace eredu::vulkan {
 namespace {
@@ -24,6 +24,21 @@ Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
                           std::string(recipe.kind_name()) + "'"));
   }
   return source;
+}
+
+// The F32 values of a vector stored as F32 / F16 / BF16 (core's encodings; vectors are tiny).
+std::vector<float> decode_vector(DType dtype, std::span<const std::byte> bytes, std::size_t n) {
+  std::vector<float> out(n);
+  if (dtype == DType::kF32) {
+    std::memcpy(out.data(), bytes.data(), n * sizeof(float));
+    return out;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint16_t h = 0;
+    std::memcpy(&h, bytes.data() + 2 * i, sizeof(h));
+    out[i] = dtype == DType::kF16 ? encoding::fp16_to_fp32(h) : encoding::bf16_to_fp32(h);
+  }
+  return out;
 }
 
 bool is_vector_dtype(DType dtype) {
@@ -69,16 +84,16 @@ Result<VulkanMaterialization> VulkanBackend::materialize(checkpoint::CheckpointL
   w.name = held.name();
   w.dtype = held.dtype();
   w.shape = shape;
-  std::vector<float> decoded;
-  if (shape.size() == 1 && w.dtype != DType::kF32) {
+  if (shape.size() == 1) {
+    // Vectors are held as F32, on the device and on the host (see VulkanWeight::host_values).
     try {
-      decoded.resize(static_cast<std::size_t>(shape[0]));
+      auto values = std::make_shared<const std::vector<float>>(
+          decode_vector(w.dtype, bytes, static_cast<std::size_t>(shape[0])));
+      w.host_values = values;
     } catch (const std::bad_alloc&) {
       return fail(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name());
     }
-    cpu::kernels().get_row(cpu::MatrixView{w.dtype, bytes.data(), 1, decoded.size()}, 0,
-                           decoded.data());
-    bytes = std::as_bytes(std::span<const float>(decoded));
+    bytes = std::as_bytes(std::span<const float>(*w.host_values));
     w.dtype = DType::kF32;
   }
   w.bytes = bytes.size();
@@ -113,10 +128,10 @@ Result<void> VulkanBackend::validate_bind(const parameter& slot, const materiali
                     .with_subject(slot.name));
   }
   if (!slot.shape.empty() && w.shape != slot.shape) {
-    return fail(Error(ErrorCode::kInvalidModel,
-                      "tensor " + w.name + " has wrong shape for parameter '" + slot.name +
-                          "'; expected " + ::eredu::model::llama::format_shape(slot.shape) +
-                          ", got " + ::eredu::model::llama::format_shape(w.shape))
+    return fail(Error(ErrorCode::kInvalidModel, "tensor " + w.name +
+                                                    " has wrong shape for parameter '" + slot.name +
+                                                    "'; expected " + format_shape(slot.shape) +
+                                                    ", got " + format_shape(w.shape))
                     .with_subject(slot.name));
   }
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));

@@ -1,6 +1,8 @@
 // VulkanPlanFactory (see vulkan_plan_factory.hpp).
 #include "eredu/backends/vulkan/vulkan_plan_factory.hpp"
 
+#include "eredu/plan/backend_plan_checks.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -47,44 +49,14 @@ Result<plan::HardwareProfile, plan::AutomaticPlanningError> VulkanPlanFactory::d
 }
 
 Result<void> VulkanPlanFactory::check_plan(const plan::ExecutionPlan& p) const {
-  if (p.device().backend().value() != "vulkan") {
-    return fail(Error(ErrorCode::kUnsupported, "the plan names backend '" +
-                                                   std::string(p.device().backend().value()) +
-                                                   "', not 'vulkan'")
-                    .with_subject("backend"));
-  }
   EREDU_TRY(auto devices, discover_device_reports());
-  const DeviceReport* device = nullptr;
-  std::string known;
-  for (const auto& report : devices) {
-    if (report.descriptor.id == p.device().device()) device = &report;
-    known += (known.empty() ? "" : ", ") + report.descriptor.id;
-  }
-  if (device == nullptr) {
-    return fail(Error(ErrorCode::kNotFound, "the vulkan backend has no device '" +
-                                                p.device().device() + "' (it has " +
-                                                (known.empty() ? std::string("none") : known) + ")")
-                    .with_subject("device"));
-  }
-  EREDU_TRY_VOID(p.validate_device_capabilities(device->capabilities));
-  EREDU_TRY_VOID(p.validate_session_capabilities(VulkanBackend::realized_session_capabilities()));
-  if (p.drafting().is_external()) {
-    return fail(Error(ErrorCode::kUnsupported, "the vulkan backend has no external drafter yet")
-                    .with_subject("drafting"));
-  }
-  return ok();
+  return plan::check_plan_for_backend(p, "vulkan", devices,
+                                      VulkanBackend::realized_session_capabilities());
 }
 
 Result<plan::CandidateAdmission, plan::AutomaticPlanningError> VulkanPlanFactory::admit_candidate(
     const ArtifactInspection& inspection, const plan::ExecutionPlan& candidate) const {
-  if (auto checked = check_plan(candidate); !checked) {
-    return plan::CandidateAdmission::rejected(checked.error().what());
-  }
-  if (!::eredu::model::llama::is_llama_architecture(inspection.architecture)) {
-    return plan::CandidateAdmission::rejected("architecture '" + inspection.architecture +
-                                              "' is not supported by the vulkan backend");
-  }
-  return plan::CandidateAdmission::accepted();
+  return plan::admit_family_candidate(check_plan(candidate), inspection, "vulkan");
 }
 
 Result<plan::ExecutionPlanTarget<VulkanBackend>, plan::AutomaticPlanningError>
@@ -113,12 +85,8 @@ VulkanPlanFactory::realize_drafting(
     const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<VulkanBackend>&,
     std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&& external_artifact)
     const {
-  if (execution_plan.drafting().is_external() || external_artifact.has_value()) {
-    return Unexpected(plan::AutomaticPlanningError::invalid(
-        Error(ErrorCode::kUnsupported, "the vulkan backend realizes disabled drafting only")
-            .with_subject("drafting")));
-  }
-  return plan::RealizedDrafting<VulkanDrafter>::disabled();
+  return plan::realize_disabled_drafting<VulkanDrafter>(execution_plan,
+                                                        external_artifact.has_value(), "vulkan");
 }
 
 }  // namespace eredu::vulkan

@@ -1,10 +1,14 @@
 #pragma once
-// CpuBackend: the default backend. Runs the llama family (GGUF `llama`, `mistral`) on the host
-// with the dispatched kernels of kernels.hpp (scalar / AVX2, chosen once from cpuid) over a thread
-// pool owned by the backend instance (CpuBackendOptions::threads).
+// CpuBackend: the default backend. Runs every registered model family (model/registry.hpp) on
+// the host with the dispatched kernels of kernels.hpp (scalar / AVX2, chosen once from cpuid) over
+// a thread pool owned by the backend instance (CpuBackendOptions::threads). It is a pure executor:
+// its operators, its ParameterBackend hooks, its device report and its KV storage; admission,
+// preparation and the session are the generic runtime's (runtime/family_model.hpp,
+// runtime/family_session.hpp), so nothing here names a family.
 //
-// Contracts (static_asserts at the end of this header): BackendProvider, NeuralBackend,
-// ParameterBackend, ModelLoadingBackend.
+// Contracts (static_asserts at the end of this header): BackendProvider, NeuralBackend (with the
+// optional operators bias_add, head_rms_norm, rotary_frequency_factors), ParameterBackend,
+// ModelLoadingBackend, TextGenerationBackend.
 //
 // Use (see eredu/runtime/load_model.hpp for the whole pipeline):
 //   auto runtime = eredu::runtime::load_model(CpuBackend(CpuBackendOptions{.threads = 2}),
@@ -38,17 +42,14 @@
 #include "eredu/core/operator_capabilities.hpp"
 #include "eredu/core/prepared_model.hpp"
 #include "eredu/core/text_generation.hpp"
-#include "eredu/model/llama/config.hpp"
-#include "eredu/model/llama/model.hpp"
-#include "eredu/model/llama/schema.hpp"
+#include "eredu/runtime/family_model.hpp"
+#include "eredu/runtime/family_session.hpp"
 #include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::cpu {
 
-struct CpuModel;
-struct CpuModelConfig;
-struct CpuSelectedPreparation;
-class CpuSession;
+// What a model load asks of the CPU backend (the same options as every backend's).
+using CpuLoadOptions = runtime::LoadOptions;
 
 // The in-flight materialization of one weight. The CPU realizes synchronously: the lease's packed
 // bytes are copied as they are and the lease is released before materialize returns.
@@ -64,7 +65,9 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   using tensor = CpuTensor;
   using weight = CpuWeight;
   using kv_cache = CpuKvCache;
-  static constexpr OperatorCapabilities operator_capabilities{};
+  static constexpr OperatorCapabilities operator_capabilities{
+      OptionalOperator::kBiasAdd, OptionalOperator::kHeadRmsNorm,
+      OptionalOperator::kRotaryFrequencyFactors};
   // ParameterBackend
   using parameter = CpuWeight;
   using materialized_weight = CpuWeight;
@@ -72,12 +75,14 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   using materialization = CpuMaterialization;
   using parameter_error = Error;
   // BackendProvider
-  using model_config = CpuModelConfig;
-  using model = CpuModel;
-  using session = CpuSession;
+  using model_config = runtime::FamilyModelConfig;
+  using model = runtime::FamilyModel<CpuBackend>;
+  using session = runtime::FamilySession<CpuBackend>;
   // ModelLoadingBackend
   using load_options = CpuLoadOptions;
-  using selected_preparation = CpuSelectedPreparation;
+  using selected_preparation = runtime::FamilyPreparation;
+  // The session's execution hooks (runtime::ForwardSubmitter)
+  using forward_completion = CpuReadyCompletion;
   // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
   // operations come from runtime::HostSamplingTextGeneration (the sampler runs on the host).
 
@@ -104,6 +109,13 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   [[nodiscard]] Result<tensor> swiglu(const tensor& gate, const tensor& up) const;
   [[nodiscard]] Result<tensor> add(const tensor& a, const tensor& b) const;
   [[nodiscard]] Result<tensor> logits(const tensor& hidden, const weight& output) const;
+  // Optional operators (optional_operators.hpp).
+  [[nodiscard]] Result<tensor> add_bias(const tensor& x, const weight& bias) const;
+  [[nodiscard]] Result<tensor> head_rms_norm(const tensor& x, const weight& gain,
+                                             const RmsNormSpec& spec) const;
+  [[nodiscard]] Result<tensor> rotary_scaled(const tensor& x, const RotarySpec& spec,
+                                             std::uint32_t first_position,
+                                             const weight& factors) const;
 
   // --- ParameterBackend (static: no instance needed) ---
   // Metadata only: the recipe must be a whole-tensor Source whose encoding the kernels read.
@@ -134,7 +146,7 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
     slot.dtype = w.dtype;
     slot.storage = std::move(w.storage);
   }
-  // For the llama model (LlamaBackend).
+  // For the families' models (model::ModelBackend).
   [[nodiscard]] static parameter declare_parameter(std::string id,
                                                    std::vector<std::uint64_t> shape) {
     return CpuWeight{std::move(id), DType::kF32, std::move(shape), nullptr};
@@ -144,10 +156,17 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   // --- BackendProvider ---
   [[nodiscard]] BackendDescriptor descriptor() const;
   [[nodiscard]] Result<std::vector<DeviceReport>> devices() const;
-  // Declares the model, preflights every recipe (metadata only), materializes all weights
-  // (one bounded lease at a time), validates every binding and then binds all.
-  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const;
-  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const;
+  // The generic preparation (runtime::prepare_family_model): declare, preflight every recipe,
+  // materialize all weights (one bounded lease at a time), validate every binding, bind all.
+  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const {
+    return runtime::prepare_family_model(*this, "cpu backend", std::move(config));
+  }
+  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const {
+    return runtime::create_family_session(*this, std::move(prepared));
+  }
+  [[nodiscard]] materialization_context materialization_context_for_load() const noexcept {
+    return {};
+  }
 
   // --- ModelLoadingBackend ---
   [[nodiscard]] PreparationPolicy preparation_policy(const load_options& options) const;
@@ -157,7 +176,22 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   [[nodiscard]] SessionCapabilities session_capabilities(const ArtifactInspection& inspection,
                                                          const PreparationPolicy& policy) const;
   [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
-                                                        selected_preparation&& selected) const;
+                                                        selected_preparation&& selected) const {
+    return runtime::family_model_config("cpu backend", plan, std::move(selected));
+  }
+
+  // --- Execution hooks of the generic session (runtime::ForwardSubmitter) ---
+  // The CPU runs the forward pass to completion here; its completion is born complete. A failed
+  // pass leaves rows past `first_position` in the cache, which the session's position ignores.
+  template <typename Record>
+  [[nodiscard]] Result<Submission<tensor, forward_completion>> submit_forward(
+      kv_cache& cache, std::uint32_t /*first_position*/, Record&& record) const {
+    EREDU_TRY(tensor logits, record(cache));
+    return Submission<tensor, forward_completion>{std::move(logits), forward_completion{}};
+  }
+  [[nodiscard]] Result<std::vector<float>> observe_forward(const tensor& logits) const;
+  // Positions past the session's are never read, so there is nothing to clear.
+  [[nodiscard]] static Result<void> truncate_kv_cache(kv_cache&, std::uint32_t) { return ok(); }
 
   // What a CPU session realizes: a persistent KV cache and host-readable outputs.
   [[nodiscard]] static SessionCapabilities realized_session_capabilities() noexcept {
@@ -171,72 +205,17 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   std::shared_ptr<ThreadPool> pool_;
 };
 
-// The materialized llama model and the session geometry chosen at load.
-struct CpuModel {
-  std::shared_ptr<const ::eredu::model::llama::LlamaModel<CpuBackend>> llama;
-  std::uint32_t max_positions = 0;
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-};
-
-// What select_preparation admitted (header-only facts + load options).
-struct CpuSelectedPreparation {
-  ::eredu::model::llama::LlamaConfig config;
-  std::vector<::eredu::model::llama::ParameterSchema> schema;
-  std::uint32_t max_positions = 0;
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-};
-
-// The input of prepare_model: the admitted preparation and the source its weights come from.
-struct CpuModelConfig {
-  CpuSelectedPreparation selected;
-  std::shared_ptr<const checkpoint::CheckpointSource> source;
-  SessionCapabilities admitted;
-};
-
-// One session: the model, its KV cache and the number of cached positions.
-class CpuSession {
- public:
-  using prefill_input = std::vector<std::uint32_t>;
-  using decode_input = std::uint32_t;
-  using output = CpuTensor;                // the last token's logits [1, n_vocab]
-  using observation = std::vector<float>;  // those logits on the host
-  using completion = CpuReadyCompletion;
-
-  CpuSession(CpuModel model, CpuKvCache cache)
-      : model_(std::move(model)), cache_(std::move(cache)) {}
-
-  [[nodiscard]] SessionCapabilities capabilities() const noexcept {
-    return CpuBackend::realized_session_capabilities();
-  }
-  // Runs the tokens at the next positions. Rejected before any compute (state unchanged): an empty
-  // input, a token id >= n_vocab, or more positions than the cache holds.
-  [[nodiscard]] Result<Submission<output, completion>> prefill(const CpuBackend& backend,
-                                                               prefill_input&& tokens);
-  [[nodiscard]] Result<Submission<output, completion>> decode(const CpuBackend& backend,
-                                                              decode_input&& token);
-  [[nodiscard]] Result<observation> observe_output(const CpuBackend& backend,
-                                                   const output& out) const;
-
-  // Cached positions so far.
-  [[nodiscard]] std::uint32_t checkpoint() const noexcept { return position_; }
-  // Forgets every position >= `position` (which must be <= checkpoint()).
-  [[nodiscard]] Result<void> truncate(std::uint32_t position);
-  [[nodiscard]] std::uint32_t max_positions() const noexcept { return model_.max_positions; }
-  [[nodiscard]] const ::eredu::model::llama::LlamaConfig& config() const noexcept {
-    return model_.llama->config();
-  }
-
- private:
-  CpuModel model_;
-  CpuKvCache cache_;
-  std::uint32_t position_ = 0;
-};
+// The generic runtime's types on this backend, under the names earlier code used.
+using CpuModel = runtime::FamilyModel<CpuBackend>;
+using CpuSession = runtime::FamilySession<CpuBackend>;
 
 static_assert(diagnose::neural_backend<CpuBackend>());
 static_assert(diagnose::parameter_backend<CpuBackend>());
 static_assert(diagnose::backend_provider<CpuBackend>());
 static_assert(diagnose::model_loading_backend<CpuBackend>());
-static_assert(::eredu::model::llama::LlamaBackend<CpuBackend>);
+static_assert(diagnose::optional_operators<CpuBackend>());
+static_assert(model::ModelBackend<CpuBackend>);
+static_assert(runtime::ForwardSubmitter<CpuBackend>);
 static_assert(diagnose::text_generation_backend<CpuBackend>());
 
 }  // namespace eredu::cpu

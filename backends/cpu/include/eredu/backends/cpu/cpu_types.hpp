@@ -10,6 +10,7 @@
 
 #include "eredu/core/dtype.hpp"
 #include "eredu/core/error.hpp"
+#include "eredu/core/kv_cache_type.hpp"
 #include "eredu/core/neural_specs.hpp"
 #include "eredu/core/result.hpp"
 
@@ -46,8 +47,8 @@ struct CpuWeight {
   }
 };
 
-// Element type of the KV cache.
-enum class KvCacheType : std::uint8_t { kF32, kF16 };
+// Element type of the KV cache (core's, shared by every backend's load options).
+using KvCacheType = ::eredu::KvCacheType;
 
 // One session's KV cache in host memory: per layer, max_positions rows of kv_heads * head_dim,
 // keys and values separately, F32 or F16.
@@ -83,12 +84,6 @@ class CpuReadyCompletion {
 // How the CPU backend instance runs (it owns its thread pool).
 struct CpuBackendOptions {
   std::size_t threads = 0;  // 0: all hardware threads
-};
-
-// What the caller asks of one model load.
-struct CpuLoadOptions {
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-  std::uint32_t context_length = 0;  // KV cache positions; 0: the model's training context
 };
 
 }  // namespace eredu::cpu

@@ -87,6 +87,15 @@ EREDU_PC_BLOCK(ElementwisePush) {
 EREDU_PC_INSTANCE;
 #endif
 
+#if EREDU_PC_ALL || defined(EREDU_PC_BIAS_ADD)
+// o[i] = a[i] + bias[i % cols] over n = rows * cols elements.
+EREDU_PC_BLOCK(BiasAddPush) {
+  uint n;
+  uint cols;
+}
+EREDU_PC_INSTANCE;
+#endif
+
 #if EREDU_PC_ALL || defined(EREDU_PC_ATTENTION)
 EREDU_PC_BLOCK(AttentionPush) {
   uint n_tokens;

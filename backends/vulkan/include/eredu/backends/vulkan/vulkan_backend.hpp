@@ -1,9 +1,13 @@
 #pragma once
-// VulkanBackend: runs the llama family (GGUF `llama`, `mistral`) as GLSL compute shaders on one
-// Vulkan device (NVIDIA, AMD, Intel, MoltenVK, or Mesa's llvmpipe on the CPU).
+// VulkanBackend: runs every registered model family (model/registry.hpp) as GLSL compute shaders
+// on one Vulkan device (NVIDIA, AMD, Intel, MoltenVK, or Mesa's llvmpipe on the CPU). A pure
+// executor like the CPU backend: operators, ParameterBackend hooks, devices, KV storage and the
+// three execution hooks of the generic session; admission, preparation and the session itself are
+// the generic runtime's.
 //
-// Contracts (static_asserts at the end of this header): NeuralBackend, ParameterBackend,
-// BackendProvider, ModelLoadingBackend, TextGenerationBackend, model::llama::LlamaBackend.
+// Contracts (static_asserts at the end of this header): NeuralBackend (with the optional
+// operators bias_add, head_rms_norm, rotary_frequency_factors), ParameterBackend,
+// BackendProvider, ModelLoadingBackend, TextGenerationBackend, model::ModelBackend.
 //
 // Execution model:
 //   - weights are uploaded once at materialize (staging -> device-local; packed blocks stay
@@ -44,18 +48,15 @@
 #include "eredu/core/operator_capabilities.hpp"
 #include "eredu/core/prepared_model.hpp"
 #include "eredu/core/text_generation.hpp"
-#include "eredu/model/llama/config.hpp"
-#include "eredu/model/llama/model.hpp"
-#include "eredu/model/llama/schema.hpp"
+#include "eredu/runtime/family_model.hpp"
+#include "eredu/runtime/family_session.hpp"
 #include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::vulkan {
 
 class VulkanContext;  // the device and the open recording (src/backend/context.hpp)
-struct VulkanModel;
-struct VulkanModelConfig;
-struct VulkanSelectedPreparation;
-class VulkanSession;
+// What a model load asks of the Vulkan backend (the same options as every backend's).
+using VulkanLoadOptions = runtime::LoadOptions;
 
 // A weight's upload in flight: the weight handle and the completion of its staging copy.
 struct VulkanMaterialization {
@@ -75,7 +76,9 @@ class VulkanBackend
   using tensor = VulkanTensor;
   using weight = VulkanWeight;
   using kv_cache = VulkanKvCache;
-  static constexpr OperatorCapabilities operator_capabilities{};
+  static constexpr OperatorCapabilities operator_capabilities{
+      OptionalOperator::kBiasAdd, OptionalOperator::kHeadRmsNorm,
+      OptionalOperator::kRotaryFrequencyFactors};
   // ParameterBackend
   using parameter = VulkanWeight;
   using materialized_weight = VulkanWeight;
@@ -83,12 +86,14 @@ class VulkanBackend
   using materialization = VulkanMaterialization;
   using parameter_error = Error;
   // BackendProvider
-  using model_config = VulkanModelConfig;
-  using model = VulkanModel;
-  using session = VulkanSession;
+  using model_config = runtime::FamilyModelConfig;
+  using model = runtime::FamilyModel<VulkanBackend>;
+  using session = runtime::FamilySession<VulkanBackend>;
   // ModelLoadingBackend
   using load_options = VulkanLoadOptions;
-  using selected_preparation = VulkanSelectedPreparation;
+  using selected_preparation = runtime::FamilyPreparation;
+  // The session's execution hooks (runtime::ForwardSubmitter)
+  using forward_completion = VulkanCompletion;
   // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
   // operations come from runtime::HostSamplingTextGeneration (the sampler runs on the host).
 
@@ -118,6 +123,13 @@ class VulkanBackend
   [[nodiscard]] Result<tensor> swiglu(const tensor& gate, const tensor& up) const;
   [[nodiscard]] Result<tensor> add(const tensor& a, const tensor& b) const;
   [[nodiscard]] Result<tensor> logits(const tensor& hidden, const weight& output) const;
+  // Optional operators (optional_operators.hpp).
+  [[nodiscard]] Result<tensor> add_bias(const tensor& x, const weight& bias) const;
+  [[nodiscard]] Result<tensor> head_rms_norm(const tensor& x, const weight& gain,
+                                             const RmsNormSpec& spec) const;
+  [[nodiscard]] Result<tensor> rotary_scaled(const tensor& x, const RotarySpec& spec,
+                                             std::uint32_t first_position,
+                                             const weight& factors) const;
 
   // Submits what is recorded so far (a completion of nothing when nothing is), for callers that
   // drive the operators directly.
@@ -154,10 +166,11 @@ class VulkanBackend
     slot.dtype = w.dtype;
     slot.bytes = w.bytes;
     slot.buffer = std::move(w.buffer);
+    slot.host_values = std::move(w.host_values);
   }
   [[nodiscard]] static parameter declare_parameter(std::string id,
                                                    std::vector<std::uint64_t> shape) {
-    return VulkanWeight{std::move(id), DType::kF32, std::move(shape), nullptr, 0};
+    return VulkanWeight{std::move(id), DType::kF32, std::move(shape), nullptr, 0, nullptr};
   }
   [[nodiscard]] static const weight& parameter_weight(const parameter& p) noexcept { return p; }
 
@@ -165,8 +178,15 @@ class VulkanBackend
   [[nodiscard]] BackendDescriptor descriptor() const;
   // Every physical device: id "vulkan:<index>", name, type, memory, capabilities.
   [[nodiscard]] Result<std::vector<DeviceReport>> devices() const;
-  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const;
-  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const;
+  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const {
+    return runtime::prepare_family_model(*this, "vulkan backend", std::move(config));
+  }
+  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const {
+    return runtime::create_family_session(*this, std::move(prepared));
+  }
+  [[nodiscard]] materialization_context materialization_context_for_load() const {
+    return materialization_context{device_ptr()};
+  }
 
   // --- ModelLoadingBackend ---
   [[nodiscard]] PreparationPolicy preparation_policy(const load_options& options) const;
@@ -176,7 +196,28 @@ class VulkanBackend
   [[nodiscard]] SessionCapabilities session_capabilities(const ArtifactInspection& inspection,
                                                          const PreparationPolicy& policy) const;
   [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
-                                                        selected_preparation&& selected) const;
+                                                        selected_preparation&& selected) const {
+    return runtime::family_model_config("vulkan backend", plan, std::move(selected));
+  }
+
+  // --- Execution hooks of the generic session (runtime::ForwardSubmitter) ---
+  // Records the forward pass into the open command buffer, appends the download of the logits
+  // and submits once; the completion waits for that submission only. A failure while recording
+  // or submitting drops the recording and rolls the cache back to `first_position`.
+  template <typename Record>
+  [[nodiscard]] Result<Submission<tensor, forward_completion>> submit_forward(
+      kv_cache& cache, std::uint32_t first_position, Record&& record) const {
+    EREDU_TRY_VOID(begin_forward());
+    auto logits = record(cache);
+    if (!logits) {
+      abandon_forward(cache, first_position);
+      return fail(std::move(logits).error());
+    }
+    return finish_forward(std::move(logits).value(), cache, first_position);
+  }
+  // Waits for the output's submission and returns its logits.
+  [[nodiscard]] Result<std::vector<float>> observe_forward(const tensor& logits) const;
+  [[nodiscard]] static Result<void> truncate_kv_cache(kv_cache& cache, std::uint32_t position);
 
   [[nodiscard]] static SessionCapabilities realized_session_capabilities() noexcept {
     SessionCapabilities caps;
@@ -189,6 +230,15 @@ class VulkanBackend
 
  private:
   explicit VulkanBackend(std::shared_ptr<VulkanContext> context) : context_(std::move(context)) {}
+  // Rotary embedding, angles divided by `factors` (rotated_dims / 2 values) when given.
+  [[nodiscard]] Result<tensor> rotate(const tensor& x, const RotarySpec& spec,
+                                      std::uint32_t first_position, const float* factors) const;
+  // submit_forward's steps: submit what direct operator calls recorded (it is not this pass's);
+  // drop the recording and roll the cache back; record the logits' download and submit.
+  [[nodiscard]] Result<void> begin_forward() const;
+  void abandon_forward(kv_cache& cache, std::uint32_t first_position) const noexcept;
+  [[nodiscard]] Result<Submission<tensor, forward_completion>> finish_forward(
+      tensor&& logits, kv_cache& cache, std::uint32_t first_position) const;
   std::shared_ptr<VulkanContext> context_;
 };
 
@@ -198,71 +248,17 @@ class VulkanBackend
 // The same for every physical device, without opening one (kCapabilityMissing: no driver).
 [[nodiscard]] Result<std::vector<DeviceReport>> discover_device_reports();
 
-// The materialized llama model and the session geometry chosen at load.
-struct VulkanModel {
-  std::shared_ptr<const ::eredu::model::llama::LlamaModel<VulkanBackend>> llama;
-  std::uint32_t max_positions = 0;
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-};
-
-struct VulkanSelectedPreparation {
-  ::eredu::model::llama::LlamaConfig config;
-  std::vector<::eredu::model::llama::ParameterSchema> schema;
-  std::uint32_t max_positions = 0;
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-};
-
-struct VulkanModelConfig {
-  VulkanSelectedPreparation selected;
-  std::shared_ptr<const checkpoint::CheckpointSource> source;
-  SessionCapabilities admitted;
-};
-
-// One session: the model, its device KV cache and the number of cached positions.
-class VulkanSession {
- public:
-  using prefill_input = std::vector<std::uint32_t>;
-  using decode_input = std::uint32_t;
-  using output = VulkanTensor;             // the last token's logits [1, n_vocab]
-  using observation = std::vector<float>;  // those logits on the host
-  using completion = VulkanCompletion;
-
-  VulkanSession(VulkanModel model, VulkanKvCache cache)
-      : model_(std::move(model)), cache_(std::move(cache)) {}
-
-  [[nodiscard]] SessionCapabilities capabilities() const noexcept {
-    return VulkanBackend::realized_session_capabilities();
-  }
-  // Records the forward pass of `tokens` at the next positions and submits it once. Rejected
-  // before anything is recorded (state unchanged): an empty input, a token id >= n_vocab, or more
-  // positions than the cache holds. A failure while recording leaves the session as it was.
-  [[nodiscard]] Result<Submission<output, completion>> prefill(const VulkanBackend& backend,
-                                                               prefill_input&& tokens);
-  [[nodiscard]] Result<Submission<output, completion>> decode(const VulkanBackend& backend,
-                                                              decode_input&& token);
-  // Waits for the output's submission and returns its logits.
-  [[nodiscard]] Result<observation> observe_output(const VulkanBackend& backend,
-                                                   const output& out) const;
-
-  [[nodiscard]] std::uint32_t checkpoint() const noexcept { return position_; }
-  // Forgets every position >= `position` (which must be <= checkpoint()).
-  [[nodiscard]] Result<void> truncate(std::uint32_t position);
-  [[nodiscard]] std::uint32_t max_positions() const noexcept { return model_.max_positions; }
-  [[nodiscard]] const ::eredu::model::llama::LlamaConfig& config() const noexcept {
-    return model_.llama->config();
-  }
-
- private:
-  VulkanModel model_;
-  VulkanKvCache cache_;
-  std::uint32_t position_ = 0;
-};
+// The generic runtime's types on this backend, under the names earlier code used.
+using VulkanModel = runtime::FamilyModel<VulkanBackend>;
+using VulkanSession = runtime::FamilySession<VulkanBackend>;
 
 static_assert(diagnose::neural_backend<VulkanBackend>());
 static_assert(diagnose::parameter_backend<VulkanBackend>());
 static_assert(diagnose::backend_provider<VulkanBackend>());
 static_assert(diagnose::model_loading_backend<VulkanBackend>());
-static_assert(::eredu::model::llama::LlamaBackend<VulkanBackend>);
+static_assert(diagnose::optional_operators<VulkanBackend>());
+static_assert(model::ModelBackend<VulkanBackend>);
+static_assert(runtime::ForwardSubmitter<VulkanBackend>);
 static_assert(diagnose::text_generation_backend<VulkanBackend>());
 
 }  // namespace eredu::vulkan

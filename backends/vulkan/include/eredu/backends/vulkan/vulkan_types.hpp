@@ -11,17 +11,17 @@
 #include <string_view>
 #include <vector>
 
-#include "eredu/backends/cpu/cpu_types.hpp"
 #include "eredu/backends/vulkan/device.hpp"
 #include "eredu/backends/vulkan/kv_cache.hpp"
 #include "eredu/core/dtype.hpp"
+#include "eredu/core/kv_cache_type.hpp"
 #include "eredu/core/neural_specs.hpp"
 #include "eredu/core/result.hpp"
 
 namespace eredu::vulkan {
 
-// Element type of the KV cache (the CPU backend's enum, so load options read the same).
-using KvCacheType = cpu::KvCacheType;
+// Element type of the KV cache (core's, so every backend's load options read the same).
+using KvCacheType = ::eredu::KvCacheType;
 
 // An activation: a row-major [rows, cols] F32 matrix in a pooled device-local buffer. It is
 // valid once the submission that computes it completes; `host` and `ready` are set on session
@@ -43,6 +43,9 @@ struct VulkanWeight {
   std::vector<std::uint64_t> shape;  // row-major, outermost first: [rows, cols] or [n]
   BufferPtr buffer;
   std::size_t bytes = 0;  // packed size (the buffer may be rounded up)
+  // Vectors only: their F32 values on the host too (tiny; the rotary table is built on the host
+  // from the frequency factors).
+  std::shared_ptr<const std::vector<float>> host_values;
 
   [[nodiscard]] bool bound() const noexcept { return buffer != nullptr; }
   [[nodiscard]] std::size_t rows() const noexcept {
@@ -102,12 +105,6 @@ struct VulkanBackendOptions {
   // empty) to the log as an error.
   bool validation = false;
   std::function<void(std::string_view)> on_validation_message;
-};
-
-// What the caller asks of one model load.
-struct VulkanLoadOptions {
-  KvCacheType kv_cache_type = KvCacheType::kF32;
-  std::uint32_t context_length = 0;  // KV cache positions; 0: the model's training context
 };
 
 }  // namespace eredu::vulkan
