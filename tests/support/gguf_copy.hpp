@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "eredu/checkpoint/gguf.hpp"
@@ -27,6 +28,41 @@ inline Result<void> copy_gguf_with_metadata(
   }
   for (const auto& [key, value] : entries)
     writer.add_metadata(key, value);
+  for (const auto& info : file.tensors()) {
+    EREDU_TRY(const auto bytes, file.tensor_bytes(info));
+    checkpoint::GgufWriterTensor tensor;
+    tensor.name = info.name;
+    tensor.ggml_type = info.ggml_type;
+    tensor.ne = info.ne;
+    tensor.data.assign(bytes.begin(), bytes.end());
+    writer.add_raw_tensor(std::move(tensor));
+  }
+  return writer.write_file(to);
+}
+
+// A copy of a GGUF file as another architecture: general.architecture becomes `architecture` and
+// every "<old>." key is renamed "<architecture>." (e.g. stories260K as a `mistral` model, whose
+// block is llama's), every tensor byte-identical.
+inline Result<void> copy_gguf_as_architecture(const std::filesystem::path& from,
+                                              const std::filesystem::path& to,
+                                              const std::string& architecture) {
+  EREDU_TRY(checkpoint::GgufFile file, checkpoint::GgufFile::open(from));
+  std::string old;
+  for (const auto& entry : file.metadata())
+    if (const auto* name = std::get_if<std::string>(&entry.value.storage());
+        name != nullptr && entry.key == "general.architecture")
+      old = *name;
+  checkpoint::GgufWriter writer(checkpoint::GgufWriterOptions{
+      .version = file.header().version, .alignment = file.header().alignment});
+  for (const auto& entry : file.metadata()) {
+    if (entry.key == "general.architecture") {
+      writer.add_metadata(entry.key, checkpoint::GgufValue(architecture));
+    } else if (!old.empty() && entry.key.rfind(old + ".", 0) == 0) {
+      writer.add_metadata(architecture + entry.key.substr(old.size()), entry.value);
+    } else {
+      writer.add_metadata(entry.key, entry.value);
+    }
+  }
   for (const auto& info : file.tensors()) {
     EREDU_TRY(const auto bytes, file.tensor_bytes(info));
     checkpoint::GgufWriterTensor tensor;

@@ -19,7 +19,8 @@ static_assert(eredu::diagnose::parameter_backend<eredu::vulkan::VulkanBackend>()
 static_assert(eredu::diagnose::backend_provider<eredu::vulkan::VulkanBackend>());
 static_assert(eredu::diagnose::model_loading_backend<eredu::vulkan::VulkanBackend>());
 static_assert(eredu::diagnose::text_generation_backend<eredu::vulkan::VulkanBackend>());
-static_assert(eredu::model::llama::LlamaBackend<eredu::vulkan::VulkanBackend>);
+static_assert(eredu::model::ModelBackend<eredu::vulkan::VulkanBackend>);
+static_assert(eredu::diagnose::optional_operators<eredu::vulkan::VulkanBackend>());
 static_assert(eredu::diagnose::execution_plan_backend_factory<eredu::vulkan::VulkanPlanFactory>());
 
 namespace {
@@ -109,7 +110,7 @@ TEST(VulkanSession, TokenOutOfRangeIsRejectedAndTheSessionStaysUsable) {
   auto runtime = load_on_vulkan(stories());
   ASSERT_TRUE(runtime.has_value());
   ASSERT_TRUE(runtime->prefill(std::vector<std::uint32_t>(kPrompt)).has_value());
-  const std::uint32_t n_vocab = runtime->session().config().n_vocab;
+  const std::uint32_t n_vocab = runtime->session().n_vocab();
   auto bad = runtime->decode(std::uint32_t{n_vocab});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
@@ -181,7 +182,7 @@ TEST(VulkanSession, ACompletionOutlivesItsDroppedOutputAndStillWaits) {
   EXPECT_TRUE(*completion.is_complete());
   auto next = runtime->decode(std::uint32_t{300});
   ASSERT_TRUE(next.has_value());
-  EXPECT_EQ(runtime->observe_output(next->output)->size(), runtime->session().config().n_vocab);
+  EXPECT_EQ(runtime->observe_output(next->output)->size(), runtime->session().n_vocab());
   expect_no_validation_messages();
 }
 
@@ -212,7 +213,7 @@ TEST(VulkanOps, OneRecordingOfManyHundredDispatchesRunsWithGrowingDescriptorPool
   std::vector<float> table(16);
   for (std::size_t i = 0; i < table.size(); ++i)
     table[i] = static_cast<float>(i / 8) + static_cast<float>(i % 8) / 8.0f;
-  eredu::vulkan::VulkanWeight w{"table", eredu::DType::kF32, {2, 8}, nullptr, 64};
+  eredu::vulkan::VulkanWeight w{"table", eredu::DType::kF32, {2, 8}, nullptr, 64, nullptr};
   auto buffer = device.create_device_buffer(64);
   ASSERT_TRUE(buffer.has_value());
   w.buffer = *buffer;
