@@ -22,43 +22,6 @@ namespace {
 
 constexpr std::uint32_t kWorkgroup = 64;  // local_size_x of every shader
 
-const char* weight_suffix(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF16:
-      return "f16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kQ8_0:
-      return "q8_0";
-    case DType::kQ4_0:
-      return "q4_0";
-    case DType::kQ4_1:
-      return "q4_1";
-    case DType::kQ5_0:
-      return "q5_0";
-    case DType::kQ5_1:
-      return "q5_1";
-    case DType::kQ2_K:
-      return "q2_k";
-    case DType::kQ3_K:
-      return "q3_k";
-    case DType::kQ4_K:
-      return "q4_k";
-    case DType::kQ5_K:
-      return "q5_k";
-    case DType::kQ6_K:
-      return "q6_k";
-    case DType::kIQ4_NL:
-      return "iq4_nl";
-    case DType::kIQ4_XS:
-      return "iq4_xs";
-    default:
-      return nullptr;
-  }
-}
-
 // Narrows a size to the 32-bit range the shaders index with.
 Result<std::uint32_t> u32(std::size_t v, const char* what) {
   if (v > std::numeric_limits<std::uint32_t>::max() / 4) {
@@ -86,17 +49,9 @@ Result<void> run(Device& device, const std::function<Result<void>(Recorder&)>& r
 
 }  // namespace
 
-const char* weight_shader_suffix(DType dtype) noexcept {
-  return weight_suffix(dtype);
-}
-
-bool supports_weight_dtype(DType dtype) noexcept {
-  return weight_suffix(dtype) != nullptr;
-}
-
 Result<void> Kernels::matmul(const cpu::MatrixView& w, const float* x, std::size_t n_tokens,
                              float* y) {
-  const char* suffix = weight_suffix(w.dtype);
+  const char* suffix = weight_shader_suffix(w.dtype);
   if (suffix == nullptr) {
     return fail(ErrorCode::kUnsupported,
                 "vulkan: matmul has no shader for " + std::string(to_string(w.dtype)) + " weights");
@@ -131,7 +86,7 @@ Result<void> Kernels::matmul(const cpu::MatrixView& w, const float* x, std::size
 }
 
 Result<void> Kernels::get_row(const cpu::MatrixView& table, std::size_t row, float* out) {
-  const char* suffix = weight_suffix(table.dtype);
+  const char* suffix = weight_shader_suffix(table.dtype);
   if (suffix == nullptr) {
     return fail(ErrorCode::kUnsupported,
                 "vulkan: get_row has no shader for " + std::string(to_string(table.dtype)));

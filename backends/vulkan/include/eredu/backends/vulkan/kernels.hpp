@@ -11,14 +11,9 @@
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/vulkan/device.hpp"
 #include "eredu/backends/vulkan/kv_cache.hpp"
+#include "eredu/backends/vulkan/weight_shaders.hpp"
 
 namespace eredu::vulkan {
-
-// Whether matmul / get_row have a shader variant for this encoding.
-[[nodiscard]] bool supports_weight_dtype(DType dtype) noexcept;
-// The shader-variant suffix of an encoding ("q4_k": matmul_q4_k, get_row_q4_k, embed_q4_k), or
-// nullptr when there is none.
-[[nodiscard]] const char* weight_shader_suffix(DType dtype) noexcept;
 
 class Kernels {
  public:

@@ -18,6 +18,7 @@ namespace eredu::vulkan {
 class KvCache {
  public:
   // kUnsupported for a dtype other than F32/F16; kCapacityExhausted when device memory is short.
+  // Resolves the kv_store pipeline record_write dispatches, so recording does no look-up.
   static Result<KvCache> create(std::shared_ptr<Device> device, std::size_t n_layers,
                                 std::size_t capacity, std::size_t n_head_kv, std::size_t head_dim,
                                 DType dtype);
@@ -52,6 +53,7 @@ class KvCache {
  private:
   KvCache() = default;
   std::shared_ptr<Device> device_;
+  const Pipeline* store_ = nullptr;  // kv_store_f32 / kv_store_f16, owned by the device
   std::vector<BufferPtr> k_;
   std::vector<BufferPtr> v_;
   std::size_t capacity_ = 0;
