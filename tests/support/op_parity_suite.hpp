@@ -154,31 +154,39 @@ class OpParity : public ::testing::Test {
                             {2, 4, 16, 8, 10000.0F, 0.25F},
                             {17, 1, 128, 128, 1e6F, 1.0F}};
     unsigned seed = 300 + static_cast<unsigned>(mode);
-    for (const Shape& s : shapes) {
-      std::mt19937 rng(seed++);
-      const std::vector<float> x = random_floats(rng, s.n_tokens * s.n_heads * s.head_dim);
-      std::uniform_int_distribution<std::int32_t> pos_dist(0, 1000);
-      std::vector<std::int32_t> positions(s.n_tokens);
-      for (std::int32_t& p : positions)
-        p = pos_dist(rng);
-      positions[0] = 0;
-      const RopeParams params{s.n_rot, s.base, s.scale, mode};
-      GuardedBuffer expected(x.size());
-      GuardedBuffer actual(x.size());
-      expected.assign(x);
-      actual.assign(x);
-      ASSERT_EQ(
-          reference_
-              .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(), params)
-              .status,
-          OpStatus::kOk);
-      EREDU_OP_PARITY_RUN(candidate_.name, candidate_.rope(actual.data(), s.n_tokens, s.n_heads,
-                                                           s.head_dim, positions.data(), params));
-      const std::string what = candidate_.name + " rope dim " + std::to_string(s.head_dim) +
-                               " n_rot " + std::to_string(s.n_rot);
-      EXPECT_TRUE(actual.guards_intact()) << what;
-      EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), x.size(),
-                                candidate_.thresholds.rope));
+    // Free positions (a kernel's contract), and a run of consecutive ones from a random start (the
+    // positions a forward pass rotates).
+    for (const bool consecutive : {false, true}) {
+      for (const Shape& s : shapes) {
+        std::mt19937 rng(seed++);
+        const std::vector<float> x = random_floats(rng, s.n_tokens * s.n_heads * s.head_dim);
+        std::uniform_int_distribution<std::int32_t> pos_dist(0, 1000);
+        std::vector<std::int32_t> positions(s.n_tokens);
+        for (std::int32_t& p : positions)
+          p = pos_dist(rng);
+        positions[0] = consecutive ? positions[0] : 0;
+        for (std::size_t t = 1; consecutive && t < s.n_tokens; ++t)
+          positions[t] = positions[t - 1] + 1;
+        const RopeParams params{s.n_rot, s.base, s.scale, mode};
+        GuardedBuffer expected(x.size());
+        GuardedBuffer actual(x.size());
+        expected.assign(x);
+        actual.assign(x);
+        ASSERT_EQ(
+            reference_
+                .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(), params)
+                .status,
+            OpStatus::kOk);
+        EREDU_OP_PARITY_RUN(candidate_.name, candidate_.rope(actual.data(), s.n_tokens, s.n_heads,
+                                                             s.head_dim, positions.data(), params));
+        const std::string what = candidate_.name + " rope dim " + std::to_string(s.head_dim) +
+                                 " n_rot " + std::to_string(s.n_rot) +
+                                 (consecutive ? " consecutive from " : " free from ") +
+                                 std::to_string(positions[0]);
+        EXPECT_TRUE(actual.guards_intact()) << what;
+        EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), x.size(),
+                                  candidate_.thresholds.rope));
+      }
     }
   }
 
