@@ -29,17 +29,7 @@ class VulkanAdapter {
   }
   eredu::Result<vk::VulkanTensor> upload(std::span<const float> values, std::size_t rows,
                                          std::size_t cols) const {
-    vk::Device& dev = backend_.device();
-    EREDU_TRY(vk::BufferPtr buffer, dev.acquire_device_buffer(values.size_bytes()));
-    EREDU_TRY(vk::Completion done, dev.submit([&](vk::Recorder& r) -> eredu::Result<void> {
-      return r.upload(buffer, std::as_bytes(values));
-    }));
-    EREDU_TRY_VOID(done.wait());
-    vk::VulkanTensor t;
-    t.rows = rows;
-    t.cols = cols;
-    t.buffer = std::move(buffer);
-    return t;
+    return eredu::testing::upload_tensor(backend_.device(), values, rows, cols);
   }
   eredu::Result<std::vector<float>> download(const vk::VulkanTensor& t) const {
     return backend_.read(t);

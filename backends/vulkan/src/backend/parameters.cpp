@@ -9,7 +9,7 @@
 
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
-#include "eredu/backends/vulkan/kernels.hpp"
+#include "eredu/backends/vulkan/weight_shaders.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 
 namespace eredu::vulkan {

@@ -8,8 +8,13 @@
 namespace eredu::vulkan {
 
 namespace shader {
+// The push-constant layouts shared with the GLSL sources (uint = 32-bit unsigned there too).
 using uint = std::uint32_t;
 #include "eredu/backends/vulkan/push_constants.h"
+// std430 push-constant blocks of 32-bit scalars have no padding: the C++ structs must match.
+static_assert(sizeof(MatmulPush) == 16 && sizeof(EmbedPush) == 16 && sizeof(RmsNormPush) == 16);
+static_assert(sizeof(RopePush) == 20 && sizeof(ElementwisePush) == 4);
+static_assert(sizeof(AttentionPush) == 24 && sizeof(KvStorePush) == 8);
 }  // namespace shader
 
 Result<VulkanPipelines> VulkanPipelines::resolve(Device& device) {
@@ -31,7 +36,6 @@ Result<const Pipeline*> VulkanPipelines::resolve_weight(Table& table, const char
                                              std::string(to_string(dtype)) + " weights");
   }
   // Both families bind (weights, input, output) with a 16-byte push block.
-  static_assert(sizeof(shader::MatmulPush) == sizeof(shader::EmbedPush));
   EREDU_TRY(const Pipeline* p,
             device_->pipeline(std::string(family) + suffix, 3, sizeof(shader::MatmulPush)));
   table[slot(dtype)] = p;
