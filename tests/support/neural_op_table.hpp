@@ -1,7 +1,7 @@
 #pragma once
 // The op-parity OpTable (op_parity.hpp) of any NeuralBackend's operators -- embedding, linear,
-// rms_norm, rotary, attention, swiglu, add -- i.e. the path a model runs, weights included: every
-// weight goes through the backend's own materialize() of an in-memory checkpoint lease.
+// rms_norm, rotary, attention, swiglu, add, logits -- i.e. the path a model runs, weights included:
+// every weight goes through the backend's own materialize() of an in-memory checkpoint lease.
 //
 // A backend joins with a small adapter (host floats in and out of its tensors); everything else is
 // written once here:
@@ -28,6 +28,7 @@
 //                        positions with zero queries (their output is discarded), then the
 //                        checked tokens; the check's positions must be the last n_tokens of n_kv;
 //   * swiglu, add      = the operators on [1, n] tensors;
+//   * embedding, logits = the operators themselves (checks a kernel table has no entry for);
 //   * softmax          = no operator (sampling runs on the host): reported unsupported.
 // Adding an operator to the suite is one more lambda below built from the same helpers.
 //
@@ -265,6 +266,27 @@ op_parity::OpTable neural_op_table(std::shared_ptr<const Adapter> adapter, std::
       EREDU_TRY(Tensor yt, a.upload({y, n}, 1, n));
       EREDU_TRY(Tensor sum, a.backend().add(xt, yt));
       return read_into(a, sum, 1, n, out);
+    }());
+  };
+
+  t.embedding = [adapter](const MatrixView& table, const std::uint32_t* tokens, std::size_t n,
+                          float* out) {
+    const Adapter& a = *adapter;
+    return verdict(a, [&]() -> Result<void> {
+      EREDU_TRY(auto weight, make_weight(a, "table", table.dtype, {table.rows, table.cols},
+                                         matrix_bytes(table)));
+      EREDU_TRY(Tensor e, a.backend().embedding(weight, std::span<const std::uint32_t>(tokens, n)));
+      return read_into(a, e, n, table.cols, out);
+    }());
+  };
+
+  t.logits = [adapter](const MatrixView& w, const float* hidden, std::size_t n_rows, float* y) {
+    const Adapter& a = *adapter;
+    return verdict(a, [&]() -> Result<void> {
+      EREDU_TRY(auto weight, make_weight(a, "output", w.dtype, {w.rows, w.cols}, matrix_bytes(w)));
+      EREDU_TRY(Tensor h, a.upload({hidden, n_rows * w.cols}, n_rows, w.cols));
+      EREDU_TRY(Tensor logits, a.backend().logits(h, weight));
+      return read_into(a, logits, 1, w.rows, y);
     }());
   };
 
