@@ -9,8 +9,8 @@
 
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
-#include "eredu/backends/vulkan/weight_shaders.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "eredu/backends/vulkan/weight_shaders.hpp"
 
 namespace eredu::vulkan {
 namespace {

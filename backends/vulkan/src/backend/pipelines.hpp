@@ -4,7 +4,7 @@
 // happen inside Device::pipeline). The fixed ops are resolved when the backend's context is
 // created; a weight encoding's matmul_* / embed_* variants the first time a weight of that
 // encoding is dispatched (most models use two or three of the fifteen), then read from an array
-// indexed by DType.
+// indexed by DType. A backend is used from one thread at a time, so that fill needs no lock.
 
 #include <array>
 #include <cstddef>
