@@ -82,6 +82,14 @@ struct OpTable {
   std::function<OpResult(const float* a, const float* b, std::size_t n, float* out)> add;
   std::function<OpResult(const MatrixView& table, std::size_t row, float* out)> get_row;
   std::function<OpResult(float* x, std::size_t n)> softmax;
+  // Operator-level checks (a kernel table leaves them empty):
+  // out[i] = row tokens[i] of `table` ([n][table.cols]; ids may repeat).
+  std::function<OpResult(const MatrixView& table, const std::uint32_t* tokens, std::size_t n,
+                         float* out)>
+      embedding;
+  // y = w . hidden[n_rows - 1]: the logits of the last of n_rows hidden rows.
+  std::function<OpResult(const MatrixView& w, const float* hidden, std::size_t n_rows, float* y)>
+      logits;
 };
 
 // The scalar CPU reference as an OpTable: the oracle every other table is compared with.
@@ -124,6 +132,18 @@ inline OpTable reference_table() {
   };
   t.softmax = [](float* x, std::size_t n) {
     ref::softmax(x, n);
+    return ok();
+  };
+  t.embedding = [](const MatrixView& table, const std::uint32_t* tokens, std::size_t n,
+                   float* out) {
+    if (!ref::supports_dtype(table.dtype)) return unsupported(std::string(to_string(table.dtype)));
+    for (std::size_t i = 0; i < n; ++i)
+      ref::get_row(table, tokens[i], out + i * table.cols);
+    return ok();
+  };
+  t.logits = [](const MatrixView& w, const float* hidden, std::size_t n_rows, float* y) {
+    if (!ref::supports_dtype(w.dtype)) return unsupported(std::string(to_string(w.dtype)));
+    ref::matmul(w, hidden + (n_rows - 1) * w.cols, 1, y);
     return ok();
   };
   return t;

@@ -154,31 +154,39 @@ class OpParity : public ::testing::Test {
                             {2, 4, 16, 8, 10000.0F, 0.25F},
                             {17, 1, 128, 128, 1e6F, 1.0F}};
     unsigned seed = 300 + static_cast<unsigned>(mode);
-    for (const Shape& s : shapes) {
-      std::mt19937 rng(seed++);
-      const std::vector<float> x = random_floats(rng, s.n_tokens * s.n_heads * s.head_dim);
-      std::uniform_int_distribution<std::int32_t> pos_dist(0, 1000);
-      std::vector<std::int32_t> positions(s.n_tokens);
-      for (std::int32_t& p : positions)
-        p = pos_dist(rng);
-      positions[0] = 0;
-      const RopeParams params{s.n_rot, s.base, s.scale, mode};
-      GuardedBuffer expected(x.size());
-      GuardedBuffer actual(x.size());
-      expected.assign(x);
-      actual.assign(x);
-      ASSERT_EQ(
-          reference_
-              .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(), params)
-              .status,
-          OpStatus::kOk);
-      EREDU_OP_PARITY_RUN(candidate_.name, candidate_.rope(actual.data(), s.n_tokens, s.n_heads,
-                                                           s.head_dim, positions.data(), params));
-      const std::string what = candidate_.name + " rope dim " + std::to_string(s.head_dim) +
-                               " n_rot " + std::to_string(s.n_rot);
-      EXPECT_TRUE(actual.guards_intact()) << what;
-      EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), x.size(),
-                                candidate_.thresholds.rope));
+    // Free positions (a kernel's contract), and a run of consecutive ones from a random start (the
+    // positions a forward pass rotates).
+    for (const bool consecutive : {false, true}) {
+      for (const Shape& s : shapes) {
+        std::mt19937 rng(seed++);
+        const std::vector<float> x = random_floats(rng, s.n_tokens * s.n_heads * s.head_dim);
+        std::uniform_int_distribution<std::int32_t> pos_dist(0, 1000);
+        std::vector<std::int32_t> positions(s.n_tokens);
+        for (std::int32_t& p : positions)
+          p = pos_dist(rng);
+        positions[0] = consecutive ? positions[0] : 0;
+        for (std::size_t t = 1; consecutive && t < s.n_tokens; ++t)
+          positions[t] = positions[t - 1] + 1;
+        const RopeParams params{s.n_rot, s.base, s.scale, mode};
+        GuardedBuffer expected(x.size());
+        GuardedBuffer actual(x.size());
+        expected.assign(x);
+        actual.assign(x);
+        ASSERT_EQ(
+            reference_
+                .rope(expected.data(), s.n_tokens, s.n_heads, s.head_dim, positions.data(), params)
+                .status,
+            OpStatus::kOk);
+        EREDU_OP_PARITY_RUN(candidate_.name, candidate_.rope(actual.data(), s.n_tokens, s.n_heads,
+                                                             s.head_dim, positions.data(), params));
+        const std::string what = candidate_.name + " rope dim " + std::to_string(s.head_dim) +
+                                 " n_rot " + std::to_string(s.n_rot) +
+                                 (consecutive ? " consecutive from " : " free from ") +
+                                 std::to_string(positions[0]);
+        EXPECT_TRUE(actual.guards_intact()) << what;
+        EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), x.size(),
+                                  candidate_.thresholds.rope));
+      }
     }
   }
 
@@ -296,6 +304,57 @@ TYPED_TEST_P(OpParity, SoftmaxMatchesReference) {
   }
 }
 
+TYPED_TEST_P(OpParity, EmbeddingOfATokenSequenceMatchesReference) {
+  auto& c = this->candidate_;
+  if (!c.embedding) GTEST_SKIP() << c.name << ": embedding unsupported (an operator-level check)";
+  const std::vector<std::uint32_t> tokens = {2, 0, 8, 2, 5};  // repeats and both ends
+  for (DType dtype : matmul_dtypes()) {
+    std::mt19937 rng(90 + static_cast<unsigned>(dtype));
+    const std::size_t block =
+        dtype_info(dtype).block_elements == 1 ? 32 : dtype_info(dtype).block_elements;
+    const std::size_t rows = 9;
+    const std::size_t cols = 2 * block;
+    const std::vector<std::byte> bytes = random_packed_matrix(rng, dtype, rows, cols);
+    const MatrixView table{dtype, bytes.data(), rows, cols};
+    GuardedBuffer expected(tokens.size() * cols);
+    GuardedBuffer actual(expected.size());
+    ASSERT_EQ(
+        this->reference_.embedding(table, tokens.data(), tokens.size(), expected.data()).status,
+        OpStatus::kOk);
+    EREDU_OP_PARITY_RUN(c.name, c.embedding(table, tokens.data(), tokens.size(), actual.data()));
+    const std::string what = c.name + " embedding " + std::string(to_string(dtype));
+    EXPECT_TRUE(actual.guards_intact()) << what;
+    EXPECT_TRUE(
+        outputs_match(what, actual.data(), expected.data(), actual.size(), c.thresholds.get_row));
+  }
+}
+
+TYPED_TEST_P(OpParity, LogitsOfTheLastRowMatchReference) {
+  auto& c = this->candidate_;
+  if (!c.logits) GTEST_SKIP() << c.name << ": logits unsupported (an operator-level check)";
+  unsigned seed = 95;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    for (std::size_t n_rows : {std::size_t{1}, std::size_t{4}}) {
+      std::mt19937 rng(seed++);
+      const std::size_t rows = 37;
+      const std::size_t cols = 256;
+      const std::vector<std::byte> bytes = random_packed_matrix(rng, dtype, rows, cols);
+      const MatrixView w{dtype, bytes.data(), rows, cols};
+      const std::vector<float> hidden = random_floats(rng, n_rows * cols);
+      GuardedBuffer expected(rows);
+      GuardedBuffer actual(rows);
+      ASSERT_EQ(this->reference_.logits(w, hidden.data(), n_rows, expected.data()).status,
+                OpStatus::kOk);
+      EREDU_OP_PARITY_RUN(c.name, c.logits(w, hidden.data(), n_rows, actual.data()));
+      const std::string what = c.name + " logits " + std::string(to_string(dtype)) + " of " +
+                               std::to_string(n_rows) + " rows";
+      EXPECT_TRUE(actual.guards_intact()) << what;
+      EXPECT_TRUE(outputs_match(what, actual.data(), expected.data(), rows,
+                                matmul_threshold(c.thresholds, dtype)));
+    }
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     OpParity, MatmulMatchesReference_F32, GetRowMatchesReference_F32, MatmulMatchesReference_F16,
     GetRowMatchesReference_F16, MatmulMatchesReference_BF16, GetRowMatchesReference_BF16,
@@ -309,7 +368,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     GetRowMatchesReference_IQ4_NL, MatmulMatchesReference_IQ4_XS, GetRowMatchesReference_IQ4_XS,
     AttentionMatchesReference_F32Cache, AttentionMatchesReference_F16Cache,
     RopeNormalMatchesReference, RopeNeoxMatchesReference, RmsNormMatchesReference,
-    SwigluAndAddMatchReference, SoftmaxMatchesReference);
+    SwigluAndAddMatchReference, SoftmaxMatchesReference, EmbeddingOfATokenSequenceMatchesReference,
+    LogitsOfTheLastRowMatchReference);
 
 }  // namespace eredu::testing::op_parity
 

@@ -29,6 +29,8 @@ Result<KvCache> KvCache::create(std::shared_ptr<Device> device, std::size_t n_la
     return fail(ErrorCode::kOverflow, "vulkan: KV cache size overflows");
   }
   KvCache cache;
+  EREDU_TRY(cache.store_, device->pipeline(dtype == DType::kF16 ? "kv_store_f16" : "kv_store_f32",
+                                           2, sizeof(shader::KvStorePush)));
   cache.device_ = device;
   cache.capacity_ = capacity;
   cache.n_head_kv_ = n_head_kv;
@@ -107,16 +109,14 @@ Result<void> KvCache::record_write(Recorder& r, std::size_t layer, std::size_t s
   if (start * row + count > UINT32_MAX / 4) {
     return fail(ErrorCode::kLimitExceeded, "vulkan: KV cache too large for 32-bit indexing");
   }
-  EREDU_TRY(const Pipeline* p, r.device().pipeline(f16 ? "kv_store_f16" : "kv_store_f32", 2,
-                                                   sizeof(shader::KvStorePush)));
   const shader::KvStorePush push{static_cast<std::uint32_t>(count),
                                  static_cast<std::uint32_t>(start * row)};
   const std::uint32_t invocations = static_cast<std::uint32_t>(f16 ? count / 2 : count);
   const std::uint32_t groups = (invocations + 63) / 64;
   const BufferPtr kb[] = {k, k_[layer]};
-  EREDU_TRY_VOID(r.dispatch(*p, kb, &push, sizeof(push), groups));
+  EREDU_TRY_VOID(r.dispatch(*store_, kb, &push, sizeof(push), groups));
   const BufferPtr vb[] = {v, v_[layer]};
-  EREDU_TRY_VOID(r.dispatch(*p, vb, &push, sizeof(push), groups));
+  EREDU_TRY_VOID(r.dispatch(*store_, vb, &push, sizeof(push), groups));
   if (start + n_tokens > length_) length_ = start + n_tokens;
   return ok();
 }

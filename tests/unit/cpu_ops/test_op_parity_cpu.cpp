@@ -1,6 +1,15 @@
-// The CPU backend in the op-parity suite: each ISA table, single-threaded and on a 3-thread pool,
-// against the scalar reference.
+// The CPU backend in the op-parity suite, against the scalar reference, at two levels:
+//   * each ISA kernel table (scalar, AVX2), single-threaded and on a 3-thread pool -- the
+//     scalar-vs-AVX2 kernel parity, including what no operator exposes (softmax, free positions);
+//   * CpuBackend's NeuralBackend operators (neural_op_table.hpp), the path the model runs, on one
+//     thread and on three.
+#include <memory>
+#include <span>
+#include <vector>
+
 #include "cpu_op_table.hpp"
+#include "eredu/backends/cpu/cpu_backend.hpp"
+#include "neural_op_table.hpp"
 #include "op_parity_suite.hpp"
 
 namespace {
@@ -32,9 +41,44 @@ struct CpuGenericThreadedOps {
   }
 };
 
+// CpuBackend through the neural_op_table adapter: its tensors are host matrices already.
+class CpuAdapter {
+ public:
+  using backend_type = eredu::cpu::CpuBackend;
+  explicit CpuAdapter(std::size_t threads)
+      : backend_(eredu::cpu::CpuBackendOptions{.threads = threads}) {}
+  const backend_type& backend() const { return backend_; }
+  backend_type::materialization_context materialization_context() const { return {}; }
+  eredu::Result<eredu::cpu::CpuTensor> upload(std::span<const float> values, std::size_t rows,
+                                              std::size_t cols) const {
+    return eredu::cpu::CpuTensor{rows, cols, std::vector<float>(values.begin(), values.end())};
+  }
+  eredu::Result<std::vector<float>> download(const eredu::cpu::CpuTensor& t) const {
+    return t.data;
+  }
+  void after_op() const {}
+
+ private:
+  backend_type backend_;
+};
+
+struct CpuOperatorOps {
+  static OpTable make() {
+    return eredu::testing::neural_op_table(std::make_shared<const CpuAdapter>(1), "cpu-operators");
+  }
+};
+struct CpuOperatorThreadedOps {
+  static OpTable make() {
+    static const auto adapter = std::make_shared<const CpuAdapter>(3);
+    return eredu::testing::neural_op_table(adapter, "cpu-operators-3threads");
+  }
+};
+
 }  // namespace
 
 EREDU_OP_PARITY_BACKEND(CpuGeneric, CpuGenericOps);
 EREDU_OP_PARITY_BACKEND(CpuAvx2, CpuAvx2Ops);
 EREDU_OP_PARITY_BACKEND(CpuAvx2Threaded, CpuAvx2ThreadedOps);
 EREDU_OP_PARITY_BACKEND(CpuGenericThreaded, CpuGenericThreadedOps);
+EREDU_OP_PARITY_BACKEND(CpuOperators, CpuOperatorOps);
+EREDU_OP_PARITY_BACKEND(CpuOperatorsThreaded, CpuOperatorThreadedOps);

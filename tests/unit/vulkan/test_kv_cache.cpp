@@ -1,13 +1,17 @@
-// The device-local KV cache: staged writes, attention reading it in place, checkpoint and
-// truncate, bounds; compared with the scalar CPU reference attention over the same rows.
+// The device-local KV cache: staged writes, the attention operator storing rows through its
+// shader and reading the cache in place, checkpoint and truncate, bounds; compared with the scalar
+// CPU reference attention over the same rows.
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
 #include <cmath>
+#include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "eredu/backends/cpu/reference.hpp"
+#include "eredu/backends/vulkan/vulkan_backend.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "op_parity.hpp"
 #include "vulkan_test_context.hpp"
@@ -17,10 +21,13 @@ namespace {
 using eredu::DType;
 using eredu::ErrorCode;
 using eredu::testing::expect_no_validation_messages;
+using eredu::testing::upload_tensor;
 using eredu::testing::VulkanTestContext;
 using eredu::testing::op_parity::outputs_match;
 using eredu::testing::op_parity::random_floats;
 using eredu::vulkan::KvCache;
+using eredu::vulkan::VulkanBackend;
+using eredu::vulkan::VulkanTensor;
 
 constexpr std::size_t kHeads = 4;
 constexpr std::size_t kHeadsKv = 2;
@@ -56,46 +63,68 @@ std::vector<float> reference_attention(DType dtype, const std::vector<float>& k,
   return out;
 }
 
+// VulkanBackend's attention of `q` (n tokens at positions first..first+n-1) over `layer` of
+// `cache`, which first stores rows [first, first+n) of the host matrices k and v there.
+eredu::Result<std::vector<float>> operator_attention(const VulkanBackend& backend,
+                                                     const std::shared_ptr<KvCache>& cache,
+                                                     std::size_t layer, const std::vector<float>& q,
+                                                     const std::vector<float>& k,
+                                                     const std::vector<float>& v, std::size_t first,
+                                                     std::size_t n) {
+  eredu::vulkan::Device& dev = backend.device();
+  EREDU_TRY(VulkanTensor qt, upload_tensor(dev, q, n, kHeads * kDim));
+  EREDU_TRY(VulkanTensor kt,
+            upload_tensor(dev, std::span<const float>(k).subspan(first * kRow, n * kRow), n, kRow));
+  EREDU_TRY(VulkanTensor vt,
+            upload_tensor(dev, std::span<const float>(v).subspan(first * kRow, n * kRow), n, kRow));
+  eredu::vulkan::VulkanKvCache handle{
+      eredu::KvCacheSpec{static_cast<std::uint32_t>(cache->n_layers()), kHeadsKv, kDim,
+                         static_cast<std::uint32_t>(cache->capacity())},
+      cache};
+  const eredu::AttentionSpec spec{static_cast<std::uint32_t>(layer), kHeads, kHeadsKv, kDim,
+                                  1.0F / std::sqrt(static_cast<float>(kDim))};
+  EREDU_TRY(VulkanTensor out,
+            backend.attention(qt, kt, vt, handle, spec, static_cast<std::uint32_t>(first)));
+  return backend.read(out);
+}
+
 void check_cache(DType dtype) {
   auto& ctx = VulkanTestContext::get();
+  auto backend = VulkanBackend::on_device(ctx.device());
+  ASSERT_TRUE(backend.has_value()) << backend.error().what();
   auto created = KvCache::create(ctx.device(), 2, 16, kHeadsKv, kDim, dtype);
   ASSERT_TRUE(created.has_value()) << created.error().what();
-  KvCache cache = std::move(created).value();
+  auto cache = std::make_shared<KvCache>(std::move(created).value());
   std::mt19937 rng(9 + static_cast<unsigned>(dtype));
   std::vector<float> k = random_floats(rng, 16 * kRow);
   std::vector<float> v = random_floats(rng, 16 * kRow);
-  // Prefill 5 positions of layer 1, then decode one more.
-  ASSERT_TRUE(cache.write(1, 0, k.data(), v.data(), 5).has_value());
-  ASSERT_TRUE(cache.write(1, 5, k.data() + 5 * kRow, v.data() + 5 * kRow, 1).has_value());
-  EXPECT_EQ(cache.length(), 6U);
-  const float scale = 1.0F / std::sqrt(static_cast<float>(kDim));
-  const std::vector<std::int32_t> positions = {3, 5};
-  const std::vector<float> q = random_floats(rng, positions.size() * kHeads * kDim);
-  std::vector<float> out(q.size());
-  ASSERT_TRUE(ctx.kernels()
-                  .attention(cache, 1, q.data(), positions.data(), positions.size(), kHeads, scale,
-                             out.data())
-                  .has_value());
-  const std::vector<float> expected = reference_attention(dtype, k, v, 6, q, positions);
-  EXPECT_TRUE(outputs_match("kv cache attention", out.data(), expected.data(), out.size(), 1e-6));
+  // Prefill 4 positions of layer 1 through staged writes, then two more through the operator.
+  ASSERT_TRUE(cache->write(1, 0, k.data(), v.data(), 3).has_value());
+  ASSERT_TRUE(cache->write(1, 3, k.data() + 3 * kRow, v.data() + 3 * kRow, 1).has_value());
+  EXPECT_EQ(cache->length(), 4U);
+  const std::vector<float> q = random_floats(rng, 2 * kHeads * kDim);
+  auto out = operator_attention(*backend, cache, 1, q, k, v, 4, 2);
+  ASSERT_TRUE(out.has_value()) << out.error().what();
+  EXPECT_EQ(cache->length(), 6U);
+  const std::vector<float> expected = reference_attention(dtype, k, v, 6, q, {4, 5});
+  EXPECT_TRUE(outputs_match("kv cache attention", out->data(), expected.data(), out->size(), 1e-6));
 
   // Roll back to a checkpoint and overwrite position 5: attention sees only the new row.
   const std::size_t mark = 5;
-  ASSERT_TRUE(cache.truncate(mark).has_value());
-  EXPECT_EQ(cache.length(), 5U);
+  ASSERT_TRUE(cache->truncate(mark).has_value());
+  EXPECT_EQ(cache->length(), 5U);
   std::vector<float> k2 = k;
   std::vector<float> v2 = v;
   for (std::size_t i = 5 * kRow; i < 6 * kRow; ++i) {
     k2[i] = -k[i] * 0.5F;
     v2[i] = v[i] + 1.0F;
   }
-  ASSERT_TRUE(cache.write(1, 5, k2.data() + 5 * kRow, v2.data() + 5 * kRow, 1).has_value());
-  ASSERT_TRUE(ctx.kernels()
-                  .attention(cache, 1, q.data(), positions.data(), positions.size(), kHeads, scale,
-                             out.data())
-                  .has_value());
-  const std::vector<float> expected2 = reference_attention(dtype, k2, v2, 6, q, positions);
-  EXPECT_TRUE(outputs_match("after truncate", out.data(), expected2.data(), out.size(), 1e-6));
+  const std::vector<float> q1(q.begin() + kHeads * kDim, q.end());
+  auto again = operator_attention(*backend, cache, 1, q1, k2, v2, 5, 1);
+  ASSERT_TRUE(again.has_value()) << again.error().what();
+  const std::vector<float> expected2 = reference_attention(dtype, k2, v2, 6, q1, {5});
+  EXPECT_TRUE(
+      outputs_match("after truncate", again->data(), expected2.data(), again->size(), 1e-6));
   expect_no_validation_messages();
 }
 
@@ -129,14 +158,18 @@ TEST(VulkanKvCache, WritesBeyondCapacityOrLengthAndBadTruncateAreErrors) {
   auto bq = KvCache::create(ctx.device(), 1, 4, kHeadsKv, kDim, DType::kQ8_0);
   ASSERT_FALSE(bq.has_value());
   EXPECT_EQ(bq.error().code(), ErrorCode::kUnsupported);
-  // Attention at a position past the cache length is refused before any dispatch.
+  // Attention at a position past the cache length (position 2 would stay unset) is refused
+  // before any dispatch.
   ASSERT_TRUE(cache.write(0, 0, rows.data(), rows.data(), 2).has_value());
+  auto backend = VulkanBackend::on_device(ctx.device());
+  ASSERT_TRUE(backend.has_value()) << backend.error().what();
+  const auto shared = std::make_shared<KvCache>(std::move(cache));
   const std::vector<float> q(kHeads * kDim, 1.0F);
-  std::vector<float> out(q.size());
-  const std::int32_t pos = 2;
-  auto r = ctx.kernels().attention(cache, 0, q.data(), &pos, 1, kHeads, 1.0F, out.data());
+  auto r = operator_attention(*backend, shared, 0, q, rows, rows, 3, 1);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().code(), ErrorCode::kLimitExceeded);
+  EXPECT_EQ(shared->length(), 2U);
+  backend->abandon();
   expect_no_validation_messages();
 }
 

@@ -1,25 +1,44 @@
-// The Vulkan backend in the op-parity suite (every op against the scalar CPU reference), run under
-// the Khronos validation layer: any validation message during an op fails the test.
+// The Vulkan backend in the op-parity suite: VulkanBackend's NeuralBackend operators (the path the
+// model runs, through neural_op_table.hpp) against the scalar CPU reference, under the Khronos
+// validation layer: any validation message during an op fails the test.
 #include "op_parity_suite.hpp"
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "neural_op_table.hpp"
 #include "vulkan_test_context.hpp"
 
 namespace {
 
 using eredu::testing::VulkanTestContext;
-using namespace eredu::testing::op_parity;
+using eredu::testing::op_parity::OpTable;
+namespace vk = eredu::vulkan;
 
-// Translates a backend Result: kUnsupported becomes a harness "unsupported", any other error fails
-// the test (and is reported as unsupported so the harness stops comparing).
-OpResult translate(const eredu::Result<void>& r) {
-  eredu::testing::expect_no_validation_messages();
-  if (r.has_value()) return eredu::testing::op_parity::ok();
-  if (r.error().code() != eredu::ErrorCode::kUnsupported) {
-    ADD_FAILURE() << "vulkan op failed: " << r.error().what();
+// VulkanBackend on the shared validated device; host floats travel through their own submissions.
+class VulkanAdapter {
+ public:
+  using backend_type = vk::VulkanBackend;
+  explicit VulkanAdapter(vk::VulkanBackend backend) : backend_(std::move(backend)) {}
+  const backend_type& backend() const { return backend_; }
+  backend_type::materialization_context materialization_context() const {
+    return {backend_.device_ptr()};
   }
-  return unsupported(r.error().what());
-}
+  eredu::Result<vk::VulkanTensor> upload(std::span<const float> values, std::size_t rows,
+                                         std::size_t cols) const {
+    return eredu::testing::upload_tensor(backend_.device(), values, rows, cols);
+  }
+  eredu::Result<std::vector<float>> download(const vk::VulkanTensor& t) const {
+    return backend_.read(t);
+  }
+  void after_op() const { eredu::testing::expect_no_validation_messages(); }
+
+ private:
+  vk::VulkanBackend backend_;
+};
 
 struct VulkanOps {
   static OpTable make() {
@@ -30,27 +49,15 @@ struct VulkanOps {
       t.unavailable = ctx.unavailable();
       return t;
     }
-    eredu::vulkan::Kernels* k = &ctx.kernels();
-    t.name = "vulkan(" + ctx.device()->info().name + ")";
-    t.matmul = [k](const MatrixView& w, const float* x, std::size_t n, float* y) {
-      return translate(k->matmul(w, x, n, y));
-    };
-    t.get_row = [k](const MatrixView& m, std::size_t row, float* out) {
-      return translate(k->get_row(m, row, out));
-    };
-    t.rms_norm = [k](const float* x, const float* w, std::size_t r, std::size_t n, float eps,
-                     float* y) { return translate(k->rms_norm(x, w, r, n, eps, y)); };
-    t.rope = [k](float* x, std::size_t nt, std::size_t nh, std::size_t hd, const std::int32_t* p,
-                 const RopeParams& params) { return translate(k->rope(x, nt, nh, hd, p, params)); };
-    t.attention = [k](const AttentionArgs& a) { return translate(k->attention(a)); };
-    t.swiglu = [k](const float* g, const float* u, std::size_t n, float* o) {
-      return translate(k->swiglu(g, u, n, o));
-    };
-    t.add = [k](const float* a, const float* b, std::size_t n, float* o) {
-      return translate(k->add(a, b, n, o));
-    };
-    t.softmax = [k](float* x, std::size_t n) { return translate(k->softmax(x, n)); };
-    return t;
+    auto backend = vk::VulkanBackend::on_device(ctx.device());
+    if (!backend.has_value()) {  // the device is there: a backend that cannot open is a bug
+      ADD_FAILURE() << "VulkanBackend::on_device failed: " << backend.error().what();
+      t.unavailable = backend.error().what();
+      return t;
+    }
+    return eredu::testing::neural_op_table(
+        std::make_shared<const VulkanAdapter>(std::move(backend).value()),
+        "vulkan(" + ctx.device()->info().name + ")");
   }
 };
 

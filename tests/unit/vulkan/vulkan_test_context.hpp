@@ -9,11 +9,12 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "eredu/backends/vulkan/device.hpp"
-#include "eredu/backends/vulkan/kernels.hpp"
+#include "eredu/backends/vulkan/vulkan_types.hpp"
 
 namespace eredu::testing {
 
@@ -26,7 +27,6 @@ class VulkanTestContext {
   const std::string& unavailable() const { return unavailable_; }
   const std::shared_ptr<vulkan::Instance>& instance() const { return instance_; }
   const std::shared_ptr<vulkan::Device>& device() const { return device_; }
-  vulkan::Kernels& kernels() { return *kernels_; }
 
   std::vector<std::string> take_messages() {
     std::lock_guard<std::mutex> lock(*mutex_);
@@ -62,7 +62,6 @@ class VulkanTestContext {
       return;
     }
     device_ = std::move(device).value();
-    kernels_ = std::make_unique<vulkan::Kernels>(device_);
   }
 
   std::shared_ptr<std::mutex> mutex_ = std::make_shared<std::mutex>();
@@ -71,7 +70,6 @@ class VulkanTestContext {
   std::string unavailable_;
   std::shared_ptr<vulkan::Instance> instance_;
   std::shared_ptr<vulkan::Device> device_;
-  std::unique_ptr<vulkan::Kernels> kernels_;
 };
 
 // Fails the current test with every validation message recorded since the last call.
@@ -79,6 +77,23 @@ inline void expect_no_validation_messages() {
   for (const std::string& m : VulkanTestContext::get().take_messages()) {
     ADD_FAILURE() << "Vulkan validation message: " << m;
   }
+}
+
+// A [rows, cols] VulkanTensor holding `values`, uploaded in its own submission and waited for (the
+// backend has no host-to-tensor operator: a model's activations start from embedding()).
+inline Result<vulkan::VulkanTensor> upload_tensor(vulkan::Device& device,
+                                                  std::span<const float> values, std::size_t rows,
+                                                  std::size_t cols) {
+  EREDU_TRY(vulkan::BufferPtr buffer, device.acquire_device_buffer(values.size_bytes()));
+  EREDU_TRY(vulkan::Completion done, device.submit([&](vulkan::Recorder& r) -> Result<void> {
+    return r.upload(buffer, std::as_bytes(values));
+  }));
+  EREDU_TRY_VOID(done.wait());
+  vulkan::VulkanTensor t;
+  t.rows = rows;
+  t.cols = cols;
+  t.buffer = std::move(buffer);
+  return t;
 }
 
 #define EREDU_REQUIRE_VULKAN()                                                  \

@@ -26,11 +26,12 @@ Result<VulkanBackend> VulkanBackend::create(const VulkanBackendOptions& options)
 
 Result<VulkanBackend> VulkanBackend::on_device(std::shared_ptr<Device> device) {
   if (device == nullptr) return fail(ErrorCode::kInvalidArgument, "vulkan: no device");
-  try {
-    return VulkanBackend(std::make_shared<VulkanContext>(std::move(device)));
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory");
-  }
+  EREDU_TRY(std::shared_ptr<VulkanContext> context, VulkanContext::create(std::move(device)));
+  return VulkanBackend(std::move(context));
+}
+
+VulkanPipelines& VulkanBackend::pipelines() const noexcept {
+  return context_->pipelines();
 }
 
 Device& VulkanBackend::device() const noexcept {

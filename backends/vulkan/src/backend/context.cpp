@@ -6,6 +6,15 @@
 
 namespace eredu::vulkan {
 
+Result<std::shared_ptr<VulkanContext>> VulkanContext::create(std::shared_ptr<Device> device) {
+  EREDU_TRY(VulkanPipelines pipelines, VulkanPipelines::resolve(*device));
+  try {
+    return std::make_shared<VulkanContext>(std::move(device), pipelines);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "vulkan: out of host memory");
+  }
+}
+
 Result<Recorder*> VulkanContext::recorder() {
   if (!open_) {
     EREDU_TRY(std::unique_ptr<Recorder> rec, device_->begin());

@@ -1,7 +1,8 @@
 #pragma once
 // VulkanContext: what a VulkanBackend shares between its (const) operators and its sessions --
-// the device and the one open recording the operators append to -- plus per-recording tables
-// (token positions, rotary cos/sin) that every layer of one forward pass reuses.
+// the device, its resolved pipelines and the one open recording the operators append to -- plus
+// per-recording tables (token positions, rotary cos/sin) that every layer of one forward pass
+// reuses.
 
 #include <cstdint>
 #include <map>
@@ -10,14 +11,20 @@
 
 #include "eredu/backends/vulkan/device.hpp"
 #include "eredu/core/neural_specs.hpp"
+#include "pipelines.hpp"
 
 namespace eredu::vulkan {
 
 class VulkanContext {
  public:
-  explicit VulkanContext(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+  // Resolves the operators' pipelines on `device` (see pipelines.hpp).
+  [[nodiscard]] static Result<std::shared_ptr<VulkanContext>> create(
+      std::shared_ptr<Device> device);
+  VulkanContext(std::shared_ptr<Device> device, VulkanPipelines pipelines)
+      : device_(std::move(device)), pipelines_(pipelines) {}
 
   [[nodiscard]] Device& device() const noexcept { return *device_; }
+  [[nodiscard]] VulkanPipelines& pipelines() noexcept { return pipelines_; }
   [[nodiscard]] const std::shared_ptr<Device>& device_ptr() const noexcept { return device_; }
 
   // The open recording, opened on first use.
@@ -42,6 +49,7 @@ class VulkanContext {
  private:
   void clear_tables() noexcept;
   std::shared_ptr<Device> device_;
+  VulkanPipelines pipelines_;
   std::unique_ptr<Recorder> open_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, BufferPtr> positions_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, float, float, const float*>,

@@ -1,11 +1,11 @@
 // VulkanBackend's NeuralBackend operators: each checks its arguments' geometry (kInvalidArgument
 // instead of an out-of-bounds dispatch), takes its output from the device's buffer pool and
-// records its shader into the backend's open command buffer. Nothing is submitted here.
+// records its shader into the backend's open command buffer. Nothing is submitted here. The
+// pipelines come resolved from the context (pipelines.hpp): no shader look-up per dispatch.
 #include <string>
 #include <vector>
 
 #include "context.hpp"
-#include "eredu/backends/vulkan/kernels.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 
 namespace eredu::vulkan {
@@ -60,8 +60,7 @@ Result<VulkanTensor> VulkanBackend::embedding(const weight& table,
   if (!table.bound() || table.shape.size() != 2) {
     return fail(op_error("embedding", "table '" + table.name + "' is not a bound matrix"));
   }
-  const char* suffix = weight_shader_suffix(table.dtype);
-  if (suffix == nullptr) return fail(op_error("embedding", "no shader for the table encoding"));
+  EREDU_TRY(const Pipeline* p, context_->pipelines().embed(table.dtype));
   for (std::size_t t = 0; t < tokens.size(); ++t) {
     if (tokens[t] >= table.rows()) {
       return fail(op_error("embedding", "token id " + std::to_string(tokens[t]) +
@@ -81,8 +80,6 @@ Result<VulkanTensor> VulkanBackend::embedding(const weight& table,
   // The ids travel in this same command buffer: no separate submission per token.
   EREDU_TRY(BufferPtr ids, dev.acquire_device_buffer(tokens.size() * sizeof(std::uint32_t)));
   EREDU_TRY_VOID(rec->upload(ids, std::as_bytes(tokens)));
-  EREDU_TRY(const Pipeline* p,
-            dev.pipeline(std::string("embed_") + suffix, 3, sizeof(shader::EmbedPush)));
   const shader::EmbedPush push{n, cols, row_bytes, rows};
   const BufferPtr bufs[] = {table.buffer, ids, out.buffer};
   EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push),
@@ -99,8 +96,7 @@ Result<VulkanTensor> VulkanBackend::linear(const tensor& x, const weight& w) con
                                        w.name + "' expects " + std::to_string(w.cols())));
   }
   EREDU_TRY_VOID(check_tensor("linear", x));
-  const char* suffix = weight_shader_suffix(w.dtype);
-  if (suffix == nullptr) return fail(op_error("linear", "no shader for '" + w.name + "'"));
+  EREDU_TRY(const Pipeline* p, context_->pipelines().matmul(w.dtype));
   Device& dev = device();
   EREDU_TRY(std::uint32_t rows, u32(w.rows(), "linear rows"));
   EREDU_TRY(std::uint32_t cols, u32(w.cols(), "linear cols"));
@@ -110,8 +106,6 @@ Result<VulkanTensor> VulkanBackend::linear(const tensor& x, const weight& w) con
   EREDU_TRY(VulkanTensor y, make_tensor(dev, x.rows, w.rows()));
   if (outputs == 0) return y;
   EREDU_TRY(Recorder * rec, context_->recorder());
-  EREDU_TRY(const Pipeline* p,
-            dev.pipeline(std::string("matmul_") + suffix, 3, sizeof(shader::MatmulPush)));
   const shader::MatmulPush push{rows, cols, tokens, row_bytes};
   const BufferPtr bufs[] = {w.buffer, x.buffer, y.buffer};
   EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), groups_for(outputs)));
@@ -132,7 +126,7 @@ Result<VulkanTensor> VulkanBackend::rms_norm(const tensor& x, const weight& gain
   EREDU_TRY(VulkanTensor y, make_tensor(dev, x.rows, x.cols));
   if (rows == 0 || cols == 0) return y;
   EREDU_TRY(Recorder * rec, context_->recorder());
-  EREDU_TRY(const Pipeline* p, dev.pipeline("rms_norm", 3, sizeof(shader::RmsNormPush)));
+  const Pipeline* p = context_->pipelines().rms_norm;
   const shader::RmsNormPush push{rows, cols, 1U, spec.epsilon};
   const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
   EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), rows));
@@ -164,7 +158,7 @@ Result<VulkanTensor> VulkanBackend::rotate(const tensor& x, const RotarySpec& sp
   // The rope shader works in place; the input stays untouched (it is const).
   EREDU_TRY_VOID(rec->copy(x.buffer, 0, y.buffer, 0, x.rows * x.cols * sizeof(float)));
   EREDU_TRY(BufferPtr table, context_->rotary_table(first_position, n, spec, factors));
-  EREDU_TRY(const Pipeline* p, dev.pipeline("rope", 2, sizeof(shader::RopePush)));
+  const Pipeline* p = context_->pipelines().rope;
   const shader::RopePush push{n, spec.heads, spec.head_dim, n_pairs,
                               spec.layout == RotaryLayout::kInterleaved ? 0U : 1U};
   const BufferPtr bufs[] = {y.buffer, table};
@@ -225,9 +219,9 @@ Result<VulkanTensor> VulkanBackend::attention(const tensor& q, const tensor& k, 
       cache.cache->record_write(*rec, spec.layer, first_position, k.buffer, v.buffer, n));
   EREDU_TRY(BufferPtr positions, context_->positions(first_position, tokens));
   EREDU_TRY(VulkanTensor out, make_tensor(dev, n, q.cols));
-  EREDU_TRY(const Pipeline* p,
-            dev.pipeline(cache.cache->dtype() == DType::kF16 ? "attention_f16" : "attention_f32", 5,
-                         sizeof(shader::AttentionPush)));
+  const VulkanPipelines& pipelines = context_->pipelines();
+  const Pipeline* p =
+      cache.cache->dtype() == DType::kF16 ? pipelines.attention_f16 : pipelines.attention_f32;
   const shader::AttentionPush push{
       tokens, spec.heads, spec.kv_heads, spec.head_dim, first_position + tokens, spec.scale};
   const BufferPtr bufs[] = {q.buffer, cache.cache->keys(spec.layer),
@@ -237,7 +231,7 @@ Result<VulkanTensor> VulkanBackend::attention(const tensor& q, const tensor& k, 
 }
 
 namespace {
-Result<VulkanTensor> elementwise(VulkanContext& ctx, const char* op, const char* shader_name,
+Result<VulkanTensor> elementwise(VulkanContext& ctx, const char* op, const Pipeline& p,
                                  const VulkanTensor& a, const VulkanTensor& b) {
   if (a.rows != b.rows || a.cols != b.cols) return fail(op_error(op, "operands differ in shape"));
   EREDU_TRY_VOID(check_tensor(op, a));
@@ -246,21 +240,19 @@ Result<VulkanTensor> elementwise(VulkanContext& ctx, const char* op, const char*
   EREDU_TRY(VulkanTensor y, make_tensor(ctx.device(), a.rows, a.cols));
   if (count == 0) return y;
   EREDU_TRY(Recorder * rec, ctx.recorder());
-  EREDU_TRY(const Pipeline* p,
-            ctx.device().pipeline(shader_name, 3, sizeof(shader::ElementwisePush)));
   const shader::ElementwisePush push{count};
   const BufferPtr bufs[] = {a.buffer, b.buffer, y.buffer};
-  EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), groups_for(count)));
+  EREDU_TRY_VOID(rec->dispatch(p, bufs, &push, sizeof(push), groups_for(count)));
   return y;
 }
 }  // namespace
 
 Result<VulkanTensor> VulkanBackend::swiglu(const tensor& gate, const tensor& up) const {
-  return elementwise(*context_, "swiglu", "swiglu", gate, up);
+  return elementwise(*context_, "swiglu", *context_->pipelines().swiglu, gate, up);
 }
 
 Result<VulkanTensor> VulkanBackend::add(const tensor& a, const tensor& b) const {
-  return elementwise(*context_, "add", "add", a, b);
+  return elementwise(*context_, "add", *context_->pipelines().add, a, b);
 }
 
 Result<VulkanTensor> VulkanBackend::logits(const tensor& hidden, const weight& output) const {
@@ -288,7 +280,7 @@ Result<VulkanTensor> VulkanBackend::add_bias(const tensor& x, const weight& bias
   EREDU_TRY(VulkanTensor y, make_tensor(device(), x.rows, x.cols));
   if (count == 0) return y;
   EREDU_TRY(Recorder * rec, context_->recorder());
-  EREDU_TRY(const Pipeline* p, device().pipeline("bias_add", 3, sizeof(shader::BiasAddPush)));
+  const Pipeline* p = context_->pipelines().bias_add;
   const shader::BiasAddPush push{count, cols};
   const BufferPtr bufs[] = {x.buffer, bias.buffer, y.buffer};
   EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), groups_for(count)));
@@ -311,7 +303,7 @@ Result<VulkanTensor> VulkanBackend::head_rms_norm(const tensor& x, const weight&
   EREDU_TRY(VulkanTensor y, make_tensor(device(), x.rows, x.cols));
   if (rows == 0) return y;
   EREDU_TRY(Recorder * rec, context_->recorder());
-  EREDU_TRY(const Pipeline* p, device().pipeline("rms_norm", 3, sizeof(shader::RmsNormPush)));
+  const Pipeline* p = context_->pipelines().rms_norm;
   const shader::RmsNormPush push{rows, cols, 1U, spec.epsilon};
   const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
   EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), rows));

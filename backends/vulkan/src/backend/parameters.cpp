@@ -7,8 +7,9 @@
 #include <variant>
 #include <vector>
 
-#include "eredu/backends/vulkan/kernels.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
+#include "pipelines.hpp"
+#include "eredu/backends/vulkan/weight_shaders.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/core/shape.hpp"
 
@@ -74,6 +75,13 @@ Result<VulkanMaterialization> VulkanBackend::materialize(checkpoint::CheckpointL
   }
   const std::vector<std::uint64_t> shape(held.output_shape().begin(), held.output_shape().end());
   EREDU_TRY_VOID(check_encoding(held.name(), held.dtype(), shape.size()));
+  if (context.pipelines != nullptr && shape.size() == 2) {
+    // Bind time is when a weight's shaders are resolved (pipelines.hpp), never a dispatch.
+    EREDU_TRY(const Pipeline* matmul, context.pipelines->matmul(held.dtype()));
+    EREDU_TRY(const Pipeline* embed, context.pipelines->embed(held.dtype()));
+    (void)matmul;
+    (void)embed;
+  }
   std::span<const std::byte> bytes = held.bytes();
   const auto expected = checked_byte_size(held.dtype(), shape);
   if (!expected || *expected != bytes.size()) {

@@ -1,7 +1,7 @@
 #pragma once
 // A session's KV cache in device-local memory: per layer one K and one V buffer of
-// [capacity][n_head_kv][head_dim] elements, F32 or F16, position-major (the layout of
-// cpu::AttentionArgs). Rows are written through staging uploads; attention reads them in place.
+// [capacity][n_head_kv][head_dim] elements, F32 or F16, position-major (the layout the CPU
+// backend's attention reads too). Rows are written through staging uploads; attention reads them in place.
 // The cache has one length shared by all layers; checkpoint() returns it and truncate() rolls
 // back to it (the rows past it are simply overwritten by later writes).
 
@@ -18,6 +18,7 @@ namespace eredu::vulkan {
 class KvCache {
  public:
   // kUnsupported for a dtype other than F32/F16; kCapacityExhausted when device memory is short.
+  // Resolves the kv_store pipeline record_write dispatches, so recording does no look-up.
   static Result<KvCache> create(std::shared_ptr<Device> device, std::size_t n_layers,
                                 std::size_t capacity, std::size_t n_head_kv, std::size_t head_dim,
                                 DType dtype);
@@ -52,6 +53,7 @@ class KvCache {
  private:
   KvCache() = default;
   std::shared_ptr<Device> device_;
+  const Pipeline* store_ = nullptr;  // kv_store_f32 / kv_store_f16, owned by the device
   std::vector<BufferPtr> k_;
   std::vector<BufferPtr> v_;
   std::size_t capacity_ = 0;

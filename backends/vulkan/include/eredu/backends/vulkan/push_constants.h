@@ -27,16 +27,6 @@ EREDU_PC_BLOCK(MatmulPush) {
 EREDU_PC_INSTANCE;
 #endif
 
-#if EREDU_PC_ALL || defined(EREDU_PC_GET_ROW)
-EREDU_PC_BLOCK(GetRowPush) {
-  uint row;
-  uint cols;
-  uint row_bytes;
-  uint pad;
-}
-EREDU_PC_INSTANCE;
-#endif
-
 #if EREDU_PC_ALL || defined(EREDU_PC_EMBED)
 // Embedding lookup of n_tokens ids (a device buffer) into [n_tokens][cols] F32.
 EREDU_PC_BLOCK(EmbedPush) {

@@ -63,9 +63,14 @@ struct VulkanMaterialization {
   VulkanWeight weight;
   Completion upload;
 };
-// The device weights are uploaded to.
+class VulkanPipelines;  // the backend's resolved pipelines (src/backend/pipelines.hpp)
+
+// The device weights are uploaded to, and (when loading through a backend) its pipelines: the
+// matmul / embed variant of each weight's encoding is resolved when the weight is materialized,
+// so that no dispatch ever looks one up.
 struct VulkanMaterializationContext {
   std::shared_ptr<Device> device;
+  VulkanPipelines* pipelines = nullptr;
 };
 
 class VulkanBackend
@@ -185,7 +190,7 @@ class VulkanBackend
     return runtime::create_family_session(*this, std::move(prepared));
   }
   [[nodiscard]] materialization_context materialization_context_for_load() const {
-    return materialization_context{device_ptr()};
+    return materialization_context{device_ptr(), &pipelines()};
   }
 
   // --- ModelLoadingBackend ---
@@ -227,6 +232,7 @@ class VulkanBackend
   }
 
   [[nodiscard]] VulkanContext& context() const noexcept { return *context_; }
+  [[nodiscard]] VulkanPipelines& pipelines() const noexcept;
 
  private:
   explicit VulkanBackend(std::shared_ptr<VulkanContext> context) : context_(std::move(context)) {}
