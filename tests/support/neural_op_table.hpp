@@ -50,6 +50,7 @@
 #include "eredu/checkpoint/lease.hpp"
 #include "eredu/checkpoint/selection.hpp"
 #include "eredu/checkpoint/tensor_catalog.hpp"
+#include "eredu/core/kv_cache_type.hpp"
 #include "eredu/core/neural_specs.hpp"
 #include "eredu/core/result.hpp"
 #include "op_parity.hpp"
@@ -222,7 +223,7 @@ op_parity::OpTable neural_op_table(std::shared_ptr<const Adapter> adapter, std::
                                    static_cast<std::uint32_t>(args.head_dim),
                                    static_cast<std::uint32_t>(args.n_kv)};
       EREDU_TRY(auto cache, a.backend().create_kv_cache_of(
-                                cache_spec, f16 ? cpu::KvCacheType::kF16 : cpu::KvCacheType::kF32));
+                                cache_spec, f16 ? KvCacheType::kF16 : KvCacheType::kF32));
       AttentionSpec spec;
       spec.layer = 0;
       spec.heads = static_cast<std::uint32_t>(args.n_head);

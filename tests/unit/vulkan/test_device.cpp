@@ -185,7 +185,7 @@ TEST(VulkanDevice, UnsupportedEncodingIsReportedAsUnsupported) {
   // one; here it is built by hand) is refused by linear() and embedding() before any dispatch.
   auto buffer = ctx.device()->create_device_buffer(66);
   ASSERT_TRUE(buffer.has_value());
-  const VulkanWeight w{"w", eredu::DType::kIQ2_XXS, {1, 256}, buffer.value(), 66};
+  const VulkanWeight w{"w", eredu::DType::kIQ2_XXS, {1, 256}, buffer.value(), 66, nullptr};
   const std::vector<float> ones(256, 1.0F);
   auto x = eredu::testing::upload_tensor(*ctx.device(), ones, 1, 256);
   ASSERT_TRUE(x.has_value()) << x.error().what();
