@@ -11,6 +11,9 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "allocation_limit.hpp"
@@ -195,9 +198,10 @@ TEST(CpuOpsUnderAllocationLimit,
 
 TEST(CpuOpsUnderAllocationLimit, AttentionScratchFailureOnAnyThreadIsCapacityExhausted) {
   EREDU_REQUIRE_ALLOCATION_LIMIT();
-  // A fresh backend has fresh pool threads, whose per-thread attention scratch is still empty, and
-  // a history longer than any earlier call makes the caller's scratch grow too: the first request
-  // after the operator's own two buffers is a kernel's scratch, on whichever thread runs first.
+  // Every thread that takes part is new, so its per-thread attention scratch is still empty: a
+  // fresh backend has fresh pool workers, and the operator is called from a fresh thread. The
+  // first request after the operator's own two buffers is therefore a kernel's scratch, on
+  // whichever thread (caller or worker) runs a piece first.
   const CpuBackend backend(CpuBackendOptions{3});
   constexpr std::uint32_t kFirst = 3000;
   eredu::KvCacheSpec geometry{1, 2, 16, 4096};
@@ -209,20 +213,25 @@ TEST(CpuOpsUnderAllocationLimit, AttentionScratchFailureOnAnyThreadIsCapacityExh
   const eredu::AttentionSpec spec{0, 4, 2, 16, 0.25F};
   const std::size_t own_buffers = n * sizeof(std::int32_t) + n * 64 * sizeof(float);
   bool threw = false;
-  {
+  bool fired = false;
+  std::optional<eredu::Error> error;
+  std::thread caller([&] {
     ScopedAllocationLimit limit(own_buffers);
     try {
       auto out = backend.attention(q, kv, kv, *cache, spec, kFirst);
-      EXPECT_FALSE(eredu::testing::allocation_limit_armed()) << "no scratch allocation failed";
+      fired = !eredu::testing::allocation_limit_armed();
       eredu::testing::disarm_allocation_limit();
-      ASSERT_FALSE(out.has_value());
-      EXPECT_EQ(out.error().code(), ErrorCode::kCapacityExhausted) << out.error().what();
-      EXPECT_NE(out.error().message().find("cpu attention"), std::string::npos);
+      if (!out.has_value()) error = out.error();
     } catch (...) {
       threw = true;
     }
-  }
+  });
+  caller.join();
   EXPECT_FALSE(threw) << "an exception escaped instead of an error value";
+  EXPECT_TRUE(fired) << "no scratch allocation failed";
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code(), ErrorCode::kCapacityExhausted) << error->what();
+  EXPECT_NE(error->message().find("cpu attention"), std::string::npos) << error->what();
   // The pool runs the next jobs: the same attention now succeeds, and a linear is still correct.
   auto again = backend.attention(q, kv, kv, *cache, spec, kFirst);
   ASSERT_TRUE(again.has_value()) << again.error().what();
@@ -243,9 +252,11 @@ std::uint32_t argmax(const std::vector<float>& v) {
   return static_cast<std::uint32_t>(best);
 }
 
-// Prefills kHead then kRest, then decodes `steps` greedy tokens; returns every step's logits.
-template <typename Runtime>
-std::vector<std::vector<float>> continue_from_head(Runtime& runtime, int steps) {
+// Prefills kRest (after kHead), then decodes `steps` greedy tokens, calling before_step(token)
+// before each; returns the prefill's and every step's logits.
+template <typename Runtime, typename BeforeStep>
+std::vector<std::vector<float>> continue_from_head(Runtime& runtime, int steps,
+                                                   BeforeStep before_step) {
   std::vector<std::vector<float>> out;
   auto sub = runtime.prefill(std::vector<std::uint32_t>(kRest));
   EXPECT_TRUE(sub.has_value()) << sub.error().what();
@@ -254,7 +265,9 @@ std::vector<std::vector<float>> continue_from_head(Runtime& runtime, int steps) 
   EXPECT_TRUE(logits.has_value());
   out.push_back(*logits);
   for (int i = 0; i < steps; ++i) {
-    auto step = runtime.decode(std::uint32_t{argmax(out.back())});
+    const std::uint32_t token = argmax(out.back());
+    before_step(token);
+    auto step = runtime.decode(std::uint32_t{token});
     EXPECT_TRUE(step.has_value()) << step.error().what();
     if (!step.has_value()) return out;
     auto next = runtime.observe_output(step->output);
@@ -277,7 +290,7 @@ void expect_failed_prefills_leave_the_session_as_it_was(std::size_t threads) {
                                             eredu::cpu::CpuLoadOptions{});
     ASSERT_TRUE(fresh.has_value()) << fresh.error().what();
     ASSERT_TRUE(fresh->prefill(std::vector<std::uint32_t>(kHead)).has_value());
-    expected = continue_from_head(*fresh, kSteps);
+    expected = continue_from_head(*fresh, kSteps, [](std::uint32_t) {});
     ASSERT_EQ(expected.size(), static_cast<std::size_t>(kSteps + 1));
   }
 
@@ -306,20 +319,34 @@ void expect_failed_prefills_leave_the_session_as_it_was(std::size_t threads) {
   ::testing::Test::RecordProperty("allocations_swept", static_cast<int>(swept));
   ASSERT_EQ(runtime->session().checkpoint(), head);
 
-  // With the limit lifted, the session continues exactly like the one that never failed.
-  const std::vector<std::vector<float>> got = continue_from_head(*runtime, kSteps);
+  // With the limit lifted, the session continues exactly like the one that never failed, though
+  // before each step a decode (and the observation of its logits) fails at each allocation.
+  const auto failing_decodes = [&](std::uint32_t token) {
+    const std::uint32_t position = runtime->session().checkpoint();
+    const std::size_t decode_swept = expect_each_allocation_failure_is_capacity_exhausted(
+        [] {},
+        [&]() -> eredu::Result<std::vector<float>> {
+          auto step = runtime->decode(std::uint32_t{token});
+          if (!step.has_value()) return eredu::fail(std::move(step).error());
+          EXPECT_TRUE(runtime->session_mut().truncate(position).has_value());
+          return runtime->observe_output(step->output);
+        },
+        [&] { EXPECT_EQ(runtime->session().checkpoint(), position); });
+    EXPECT_GE(decode_swept, 10U);
+  };
+  const std::vector<std::vector<float>> got = continue_from_head(*runtime, kSteps, failing_decodes);
   ASSERT_EQ(got.size(), expected.size());
   for (std::size_t i = 0; i < got.size(); ++i)
     EXPECT_EQ(got[i], expected[i]) << "step " << i;
 }
 
 TEST(CpuSessionUnderAllocationLimit,
-     PrefillFailingAtEachAllocationKeepsItsPositionAndThenMatchesAFreshSessionSingleThread) {
+     PrefillAndDecodeFailingAtEachAllocationKeepThePositionThenMatchAFreshSessionSingleThread) {
   expect_failed_prefills_leave_the_session_as_it_was(1);
 }
 
 TEST(CpuSessionUnderAllocationLimit,
-     PrefillFailingAtEachAllocationKeepsItsPositionAndThenMatchesAFreshSessionOnAPool) {
+     PrefillAndDecodeFailingAtEachAllocationKeepThePositionThenMatchAFreshSessionOnAPool) {
   expect_failed_prefills_leave_the_session_as_it_was(2);
 }
 

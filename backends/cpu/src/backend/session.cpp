@@ -1,5 +1,6 @@
 // CpuSession: prefill / decode over the llama forward pass, with checks that leave the session
-// unchanged (and usable) when an input is rejected.
+// unchanged (and usable) when an input is rejected or an allocation fails (kCapacityExhausted).
+#include <new>
 #include <string>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
@@ -19,12 +20,24 @@ Result<Submission<CpuTensor, CpuReadyCompletion>> CpuSession::prefill(const CpuB
 
 Result<Submission<CpuTensor, CpuReadyCompletion>> CpuSession::decode(const CpuBackend& backend,
                                                                      decode_input&& token) {
-  return prefill(backend, prefill_input{token});
+  prefill_input tokens;
+  try {
+    tokens.push_back(token);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "cpu decode: cannot allocate the token");
+  }
+  return prefill(backend, std::move(tokens));
 }
 
 Result<std::vector<float>> CpuSession::observe_output(const CpuBackend&,
                                                       const CpuTensor& out) const {
-  return out.data;
+  try {
+    return out.data;
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "cpu observe_output: cannot allocate " +
+                                                   std::to_string(out.data.size() * sizeof(float)) +
+                                                   " bytes");
+  }
 }
 
 Result<void> CpuSession::truncate(std::uint32_t position) {
