@@ -40,7 +40,8 @@ std::size_t allocation_failures() noexcept;
 
 // Counts requests (and their bytes) from now on, without failing any: a measuring run. The sizes
 // of the first kMaxCountedSizes requests are kept, in order, so that a test can then fail each
-// request in turn: arming with the sum of the sizes before request i fails request i.
+// request in turn: arming with the sum of the sizes before request i fails request i. A zero-byte
+// request counts as one byte.
 inline constexpr std::size_t kMaxCountedSizes = 1 << 16;
 void start_counting_allocations() noexcept;
 // Stops counting; returns the number of requests counted.

@@ -53,8 +53,10 @@ std::size_t counted_allocation_size(std::size_t i) noexcept {
 
 namespace {
 
-// False when this request must fail.
-[[maybe_unused]] bool admit(std::size_t size) noexcept {
+// False when this request must fail. A zero-byte request counts as one byte, so that every
+// request can be made to fail.
+[[maybe_unused]] bool admit(std::size_t requested) noexcept {
+  const std::size_t size = requested == 0 ? 1 : requested;
   if (g_counting.load(std::memory_order_relaxed)) {
     const std::size_t i = g_requests.fetch_add(1, std::memory_order_relaxed);
     if (i < kMaxCountedSizes) g_sizes[i].store(size, std::memory_order_relaxed);
