@@ -17,6 +17,7 @@
 // or more positions than the cache holds.
 
 #include <concepts>
+#include <new>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -86,7 +87,13 @@ class FamilySession {
   }
   [[nodiscard]] Result<Submission<output, completion>> decode(const B& backend,
                                                               decode_input&& token) {
-    return prefill(backend, prefill_input{token});
+    prefill_input tokens;
+    try {
+      tokens.push_back(token);
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kCapacityExhausted, "decode: cannot allocate the token");
+    }
+    return prefill(backend, std::move(tokens));
   }
   [[nodiscard]] Result<observation> observe_output(const B& backend, const output& out) const {
     return backend.observe_forward(out);

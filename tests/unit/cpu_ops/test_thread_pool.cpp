@@ -1,12 +1,14 @@
 // ThreadPool: coverage of every index exactly once, caller participation, inline fallbacks,
-// back-to-back jobs and shutdown with sleeping workers.
+// back-to-back jobs, shutdown with sleeping workers, and jobs that throw on a worker thread.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -152,6 +154,74 @@ TEST(ThreadPool, NullPoolHelperRunsTheWholeRangeInline) {
   eredu::cpu::parallel_for(nullptr, 17, fn);
   EXPECT_EQ(seen_begin, 0U);
   EXPECT_EQ(seen_end, 17U);
+}
+
+// Runs a three-piece job on a three-thread pool in which every piece run by a worker (not the
+// caller) throws `thrown`; each piece waits until all three threads have entered one, so the
+// workers do claim pieces. Returns the ids of the threads that ran a piece.
+template <typename Exception>
+std::set<std::thread::id> run_job_failing_on_workers(ThreadPool& pool, const Exception& thrown) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::mutex m;
+  std::condition_variable cv;
+  std::set<std::thread::id> ids;
+  auto fn = [&](std::size_t, std::size_t) {
+    {
+      std::unique_lock<std::mutex> lock(m);
+      ids.insert(std::this_thread::get_id());
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(20), [&] { return ids.size() >= 3; });
+    }
+    if (std::this_thread::get_id() != caller) throw thrown;
+  };
+  EXPECT_THROW(pool.parallel_for(3, fn), Exception);
+  return ids;
+}
+
+TEST(ThreadPool, ExceptionThrownOnAWorkerReachesTheCallerAndThePoolRunsTheNextJob) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 3; ++round) {
+    const std::set<std::thread::id> ids =
+        run_job_failing_on_workers(pool, std::runtime_error("piece failed"));
+    EXPECT_EQ(ids.size(), 3U);  // the workers ran (and threw from) two of the pieces
+    // The pool is free again and every index of the next jobs is still visited exactly once.
+    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked}) {
+      const std::vector<int> counts = visit_counts(pool, 1000, 7, schedule);
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        ASSERT_EQ(counts[i], 1) << "index " << i << " round " << round;
+    }
+  }
+}
+
+TEST(ThreadPool, AllocationFailureOnAWorkerIsRethrownAsBadAlloc) {
+  ThreadPool pool(3);
+  const std::set<std::thread::id> ids = run_job_failing_on_workers(pool, std::bad_alloc());
+  EXPECT_EQ(ids.size(), 3U);
+  const std::vector<int> counts = visit_counts(pool, 64, 1, Schedule::kChunked);
+  for (int c : counts)
+    EXPECT_EQ(c, 1);
+}
+
+TEST(ThreadPool, ExceptionOnTheCallersOwnPieceIsRethrownAfterTheWorkersFinish) {
+  ThreadPool pool(3);
+  std::atomic<int> finished{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  auto fn = [&](std::size_t, std::size_t) {
+    if (std::this_thread::get_id() == caller) throw std::runtime_error("caller piece failed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    finished.fetch_add(1);
+  };
+  // Pieces the workers started are finished (never abandoned mid-run) before the call returns.
+  std::atomic<int> started_elsewhere{0};
+  auto counting = [&](std::size_t b, std::size_t e) {
+    if (std::this_thread::get_id() != caller) started_elsewhere.fetch_add(1);
+    fn(b, e);
+  };
+  EXPECT_THROW(pool.parallel_for(64, counting, 1, Schedule::kChunked), std::runtime_error);
+  EXPECT_EQ(finished.load(), started_elsewhere.load());
+  const std::vector<int> counts = visit_counts(pool, 100, 3, Schedule::kStatic);
+  for (int c : counts)
+    EXPECT_EQ(c, 1);
 }
 
 }  // namespace

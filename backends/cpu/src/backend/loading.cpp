@@ -1,5 +1,7 @@
 // CpuBackend's ModelLoadingBackend: the CPU's policy and capabilities; admission itself is the
 // generic runtime's (runtime::select_family_preparation), with this backend's preflight.
+#include <new>
+#include <string>
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
@@ -28,7 +30,9 @@ Result<std::vector<float>> CpuBackend::observe_forward(const CpuTensor& logits) 
   try {
     return logits.data;
   } catch (const std::bad_alloc&) {
-    return fail(ErrorCode::kCapacityExhausted, "cpu: out of host memory for the logits");
+    return fail(ErrorCode::kCapacityExhausted,
+                "cpu observe_output: cannot allocate " +
+                    std::to_string(logits.data.size() * sizeof(float)) + " bytes");
   }
 }
 

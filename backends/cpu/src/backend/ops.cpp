@@ -1,6 +1,16 @@
 // CpuBackend's NeuralBackend operators over the dispatched kernels (kernels.hpp). Every operator
 // checks its arguments' geometry and returns kInvalidArgument instead of reading out of bounds.
+//
+// Errors stay values: every buffer an operator allocates goes through allocate() / make_tensor(),
+// and every kernel call through run_kernel(), which turn std::bad_alloc (the operator's own
+// buffers, a kernel's scratch on this thread, or on a pool worker, whose exception the pool
+// rethrows here) into kCapacityExhausted. The backend and its pool stay usable afterwards.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,13 +29,78 @@ MatrixView view_of(const CpuWeight& w) {
   return MatrixView{w.dtype, w.data(), w.rows(), w.cols()};
 }
 
-CpuTensor make_tensor(std::size_t rows, std::size_t cols) {
-  return CpuTensor{rows, cols, std::vector<float>(rows * cols)};
+Error capacity_error(const char* op, const std::string& what) {
+  return Error(ErrorCode::kCapacityExhausted,
+               std::string("cpu ") + op + ": cannot allocate " + what);
 }
 
-// F32 values of a bound vector weight (decoded when stored as F16 / BF16).
-std::vector<float> vector_values(const CpuWeight& w) {
-  std::vector<float> out(w.cols());
+// "N bytes" for `count` elements of `size` bytes, also when N does not fit a size_t.
+std::string bytes_of(std::size_t count, std::size_t size) {
+  if (size != 0 && count > SIZE_MAX / size) {
+    return std::to_string(count) + " x " + std::to_string(size) + " bytes";
+  }
+  return std::to_string(count * size) + " bytes";
+}
+
+// `count` value-initialized elements, or kCapacityExhausted.
+template <typename T>
+Result<std::vector<T>> allocate(const char* op, std::size_t count) {
+  try {
+    return std::vector<T>(count);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {  // more than a vector can ever hold
+  }
+  return fail(capacity_error(op, bytes_of(count, sizeof(T))));
+}
+
+// A zeroed [rows, cols] tensor, or kCapacityExhausted.
+Result<CpuTensor> make_tensor(const char* op, std::size_t rows, std::size_t cols) {
+  if (cols != 0 && rows > SIZE_MAX / cols) {
+    return fail(capacity_error(
+        op, "a tensor of " + std::to_string(rows) + " x " + std::to_string(cols) + " floats"));
+  }
+  EREDU_TRY(auto data, allocate<float>(op, rows * cols));
+  return CpuTensor{rows, cols, std::move(data)};
+}
+
+// Rows [first, first + n) of `x` as a new tensor, or kCapacityExhausted.
+Result<CpuTensor> copy_rows(const char* op, const CpuTensor& x, std::size_t first, std::size_t n) {
+  EREDU_TRY(auto y, make_tensor(op, n, x.cols));
+  const auto begin = x.data.begin() + static_cast<std::ptrdiff_t>(first * x.cols);
+  std::copy(begin, begin + static_cast<std::ptrdiff_t>(n * x.cols), y.data.begin());
+  return y;
+}
+
+// The positions first, first + 1, ... of `n` tokens, or kCapacityExhausted.
+Result<std::vector<std::int32_t>> token_positions(const char* op, std::uint32_t first,
+                                                  std::size_t n) {
+  EREDU_TRY(auto positions, allocate<std::int32_t>(op, n));
+  for (std::size_t t = 0; t < n; ++t)
+    positions[t] = static_cast<std::int32_t>(first + t);
+  return positions;
+}
+
+// Runs one kernel call. Kernels are exception-neutral; the only thing they (or the pool jobs
+// they submit) may throw is an allocation failure of their scratch buffers.
+template <typename F>
+Result<void> run_kernel(const char* op, F&& kernel) {
+  try {
+    kernel();
+    return ok();
+  } catch (const std::bad_alloc&) {
+    return fail(capacity_error(op, "kernel scratch memory"));
+  } catch (const std::length_error&) {
+    return fail(capacity_error(op, "kernel scratch memory (length error)"));
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kInternal, std::string("cpu ") + op + ": kernel failed: " + e.what());
+  } catch (...) {
+    return fail(ErrorCode::kInternal, std::string("cpu ") + op + ": kernel failed");
+  }
+}
+
+// F32 values of a bound vector weight (decoded when stored as F16 / BF16), or kCapacityExhausted.
+Result<std::vector<float>> vector_values(const char* op, const CpuWeight& w) {
+  EREDU_TRY(auto out, allocate<float>(op, w.cols()));
   kernels().get_row(MatrixView{w.dtype, w.data(), 1, w.cols()}, 0, out.data());
   return out;
 }
@@ -38,17 +113,18 @@ Result<CpuTensor> rotate(const CpuTensor& x, const RotarySpec& spec, std::uint32
     return fail(op_error(
         "rotary", "input has " + std::to_string(x.cols) + " features, expected heads * head_dim"));
   }
-  CpuTensor y = x;
-  std::vector<std::int32_t> positions(x.rows);
-  for (std::size_t t = 0; t < x.rows; ++t)
-    positions[t] = static_cast<std::int32_t>(first_position + t);
+  EREDU_TRY(CpuTensor y, copy_rows("rotary", x, 0, x.rows));
+  EREDU_TRY(auto positions, token_positions("rotary", first_position, x.rows));
   RopeParams params;
   params.n_rot = spec.rotated_dims;
   params.freq_base = spec.frequency_base;
   params.freq_scale = spec.frequency_scale;
   params.mode = spec.layout == RotaryLayout::kInterleaved ? RopeMode::kNormal : RopeMode::kNeox;
   params.freq_factors = factors;
-  kernels().rope(y.data.data(), x.rows, spec.heads, spec.head_dim, positions.data(), params, pool);
+  EREDU_TRY_VOID(run_kernel("rotary", [&] {
+    kernels().rope(y.data.data(), x.rows, spec.heads, spec.head_dim, positions.data(), params,
+                   pool);
+  }));
   return y;
 }
 
@@ -65,7 +141,7 @@ Result<CpuTensor> CpuBackend::embedding(const weight& table,
   if (!table.bound() || table.shape.size() != 2) {
     return fail(op_error("embedding", "table '" + table.name + "' is not a bound matrix"));
   }
-  CpuTensor out = make_tensor(tokens.size(), table.cols());
+  EREDU_TRY(CpuTensor out, make_tensor("embedding", tokens.size(), table.cols()));
   const MatrixView view = view_of(table);
   for (std::size_t t = 0; t < tokens.size(); ++t) {
     if (tokens[t] >= table.rows()) {
@@ -73,8 +149,11 @@ Result<CpuTensor> CpuBackend::embedding(const weight& table,
                                             " is out of range (vocabulary " +
                                             std::to_string(table.rows()) + ")"));
     }
-    kernels().get_row(view, tokens[t], out.data.data() + t * out.cols);
   }
+  EREDU_TRY_VOID(run_kernel("embedding", [&] {
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+      kernels().get_row(view, tokens[t], out.data.data() + t * out.cols);
+  }));
   return out;
 }
 
@@ -86,8 +165,10 @@ Result<CpuTensor> CpuBackend::linear(const tensor& x, const weight& w) const {
     return fail(op_error("linear", "input has " + std::to_string(x.cols) + " features, weight '" +
                                        w.name + "' expects " + std::to_string(w.cols())));
   }
-  CpuTensor y = make_tensor(x.rows, w.rows());
-  kernels().matmul(view_of(w), x.data.data(), x.rows, y.data.data(), pool_.get());
+  EREDU_TRY(CpuTensor y, make_tensor("linear", x.rows, w.rows()));
+  EREDU_TRY_VOID(run_kernel("linear", [&] {
+    kernels().matmul(view_of(w), x.data.data(), x.rows, y.data.data(), pool_.get());
+  }));
   return y;
 }
 
@@ -100,12 +181,16 @@ Result<CpuTensor> CpuBackend::rms_norm(const tensor& x, const weight& gain,
   const float* g = static_cast<const float*>(gain.data());
   std::vector<float> decoded;
   if (gain.dtype != DType::kF32) {  // F16 / BF16 gains: decode the (small) vector once per call
-    decoded.resize(x.cols);
-    kernels().get_row(MatrixView{gain.dtype, gain.data(), 1, x.cols}, 0, decoded.data());
+    EREDU_TRY(decoded, allocate<float>("rms_norm", x.cols));
+    EREDU_TRY_VOID(run_kernel("rms_norm", [&] {
+      kernels().get_row(MatrixView{gain.dtype, gain.data(), 1, x.cols}, 0, decoded.data());
+    }));
     g = decoded.data();
   }
-  CpuTensor y = make_tensor(x.rows, x.cols);
-  kernels().rms_norm(x.data.data(), g, x.rows, x.cols, spec.epsilon, y.data.data(), pool_.get());
+  EREDU_TRY(CpuTensor y, make_tensor("rms_norm", x.rows, x.cols));
+  EREDU_TRY_VOID(run_kernel("rms_norm", [&] {
+    kernels().rms_norm(x.data.data(), g, x.rows, x.cols, spec.epsilon, y.data.data(), pool_.get());
+  }));
   return y;
 }
 
@@ -177,12 +262,12 @@ Result<CpuTensor> CpuBackend::attention(const tensor& q, const tensor& k, const 
                       "cpu attention: positions up to " + std::to_string(first_position + n) +
                           " exceed the kv cache's " + std::to_string(geo.max_positions)));
   }
+  // Allocate before touching the cache; the rows stored below are past the session's position
+  // until the whole forward pass succeeds, so a later failure leaves nothing visible behind.
+  EREDU_TRY(auto positions, token_positions("attention", first_position, n));
+  EREDU_TRY(CpuTensor out, make_tensor("attention", n, q.cols));
   store_rows(cache.keys, cache, spec.layer, first_position, k);
   store_rows(cache.values, cache, spec.layer, first_position, v);
-  std::vector<std::int32_t> positions(n);
-  for (std::size_t t = 0; t < n; ++t)
-    positions[t] = static_cast<std::int32_t>(first_position + t);
-  CpuTensor out = make_tensor(n, q.cols);
   AttentionArgs args;
   args.q = q.data.data();
   args.k = cache.keys.data() + spec.layer * cache.layer_bytes();
@@ -196,7 +281,7 @@ Result<CpuTensor> CpuBackend::attention(const tensor& q, const tensor& k, const 
   args.n_kv = first_position + n;
   args.scale = spec.scale;
   args.out = out.data.data();
-  kernels().attention(args, pool_.get());
+  EREDU_TRY_VOID(run_kernel("attention", [&] { kernels().attention(args, pool_.get()); }));
   return out;
 }
 
@@ -204,24 +289,26 @@ Result<CpuTensor> CpuBackend::swiglu(const tensor& gate, const tensor& up) const
   if (gate.rows != up.rows || gate.cols != up.cols) {
     return fail(op_error("swiglu", "gate and up differ in shape"));
   }
-  CpuTensor y = make_tensor(gate.rows, gate.cols);
-  kernels().swiglu(gate.data.data(), up.data.data(), y.data.size(), y.data.data(), pool_.get());
+  EREDU_TRY(CpuTensor y, make_tensor("swiglu", gate.rows, gate.cols));
+  EREDU_TRY_VOID(run_kernel("swiglu", [&] {
+    kernels().swiglu(gate.data.data(), up.data.data(), y.data.size(), y.data.data(), pool_.get());
+  }));
   return y;
 }
 
 Result<CpuTensor> CpuBackend::add(const tensor& a, const tensor& b) const {
   if (a.rows != b.rows || a.cols != b.cols)
     return fail(op_error("add", "operands differ in shape"));
-  CpuTensor y = make_tensor(a.rows, a.cols);
-  kernels().add(a.data.data(), b.data.data(), y.data.size(), y.data.data(), pool_.get());
+  EREDU_TRY(CpuTensor y, make_tensor("add", a.rows, a.cols));
+  EREDU_TRY_VOID(run_kernel("add", [&] {
+    kernels().add(a.data.data(), b.data.data(), y.data.size(), y.data.data(), pool_.get());
+  }));
   return y;
 }
 
 Result<CpuTensor> CpuBackend::logits(const tensor& hidden, const weight& output) const {
   if (hidden.rows == 0) return fail(op_error("logits", "no hidden rows"));
-  CpuTensor last{1, hidden.cols,
-                 std::vector<float>(hidden.data.end() - static_cast<std::ptrdiff_t>(hidden.cols),
-                                    hidden.data.end())};
+  EREDU_TRY(CpuTensor last, copy_rows("logits", hidden, hidden.rows - 1, 1));
   return linear(last, output);
 }
 
@@ -232,13 +319,15 @@ Result<CpuTensor> CpuBackend::add_bias(const tensor& x, const weight& bias) cons
     return fail(op_error("add_bias", "bias '" + bias.name + "' does not match " +
                                          std::to_string(x.cols) + " features"));
   }
-  const std::vector<float> b = vector_values(bias);
-  CpuTensor y = make_tensor(x.rows, x.cols);
-  for (std::size_t t = 0; t < x.rows; ++t) {
-    // One row of x plus the bias (the elementwise kernel, row by row: biases are short).
-    kernels().add(x.data.data() + t * x.cols, b.data(), x.cols, y.data.data() + t * x.cols,
-                  nullptr);
-  }
+  EREDU_TRY(const std::vector<float> b, vector_values("add_bias", bias));
+  EREDU_TRY(CpuTensor y, make_tensor("add_bias", x.rows, x.cols));
+  EREDU_TRY_VOID(run_kernel("add_bias", [&] {
+    for (std::size_t t = 0; t < x.rows; ++t) {
+      // One row of x plus the bias (the elementwise kernel, row by row: biases are short).
+      kernels().add(x.data.data() + t * x.cols, b.data(), x.cols, y.data.data() + t * x.cols,
+                    nullptr);
+    }
+  }));
   return y;
 }
 
@@ -250,11 +339,13 @@ Result<CpuTensor> CpuBackend::head_rms_norm(const tensor& x, const weight& gain,
                                               " does not divide " + std::to_string(x.cols) +
                                               " features into heads"));
   }
-  const std::vector<float> g = vector_values(gain);
-  CpuTensor y = make_tensor(x.rows, x.cols);
+  EREDU_TRY(const std::vector<float> g, vector_values("head_rms_norm", gain));
+  EREDU_TRY(CpuTensor y, make_tensor("head_rms_norm", x.rows, x.cols));
   // Heads are contiguous slices of a row: the rows x heads slices are rows of `head` values.
-  kernels().rms_norm(x.data.data(), g.data(), x.rows * (x.cols / head), head, spec.epsilon,
-                     y.data.data(), pool_.get());
+  EREDU_TRY_VOID(run_kernel("head_rms_norm", [&] {
+    kernels().rms_norm(x.data.data(), g.data(), x.rows * (x.cols / head), head, spec.epsilon,
+                       y.data.data(), pool_.get());
+  }));
   return y;
 }
 
@@ -265,7 +356,7 @@ Result<CpuTensor> CpuBackend::rotary_scaled(const tensor& x, const RotarySpec& s
     return fail(op_error("rotary_scaled", "factors '" + factors.name + "' must hold " +
                                               std::to_string(spec.rotated_dims / 2) + " values"));
   }
-  const std::vector<float> f = vector_values(factors);
+  EREDU_TRY(const std::vector<float> f, vector_values("rotary_scaled", factors));
   return rotate(x, spec, first_position, f.data(), pool_.get());
 }
 

@@ -53,6 +53,16 @@ void ThreadPool::run_piece(std::size_t piece) {
   job_fn_(piece * job_grain_, std::min(job_n_, (piece + 1) * job_grain_));
 }
 
+void ThreadPool::run_piece_caught(std::size_t piece) noexcept {
+  if (job_failed_.load(std::memory_order_relaxed)) return;  // the result is discarded anyway
+  try {
+    run_piece(piece);
+  } catch (...) {
+    if (!job_failed_.exchange(true, std::memory_order_relaxed))
+      job_error_ = std::current_exception();
+  }
+}
+
 void ThreadPool::run_pieces(std::uint32_t generation) {
   std::uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
@@ -61,7 +71,7 @@ void ThreadPool::run_pieces(std::uint32_t generation) {
                                       std::memory_order_acquire)) {
       continue;  // `claim` now holds the current word
     }
-    run_piece(static_cast<std::size_t>((claim & kCountMask) - 1));
+    run_piece_caught(static_cast<std::size_t>((claim & kCountMask) - 1));
     // Read before counting this piece: once every piece is counted the job may be replaced.
     const std::size_t pieces = job_pieces_;
     if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces) done_.notify_one();
@@ -112,6 +122,7 @@ void ThreadPool::parallel_for(std::size_t n, RangeFn fn, std::size_t grain, Sche
   job_n_grains_ = n_grains;
   job_pieces_ = pieces;
   job_schedule_ = schedule;
+  job_failed_.store(false, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
   if (++generation_ == 0) ++generation_;
   claim_.store((std::uint64_t{generation_} << 32) | pieces, std::memory_order_release);
@@ -133,7 +144,12 @@ void ThreadPool::parallel_for(std::size_t n, RangeFn fn, std::size_t grain, Sche
     done_.wait(done, std::memory_order_acquire);
     done = done_.load(std::memory_order_acquire);
   }
+  // Every piece is counted, so no thread touches the job any more: take its error, if any, before
+  // the pool is released to the next submitter.
+  std::exception_ptr error = std::move(job_error_);
+  job_error_ = nullptr;
   busy_.store(false, std::memory_order_release);
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace eredu::cpu

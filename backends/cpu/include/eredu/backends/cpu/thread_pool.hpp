@@ -18,10 +18,19 @@
 //
 // One submitter at a time: if parallel_for is called while the pool is busy (from another thread
 // or from inside a job), that call runs its whole range on the calling thread instead of waiting.
+//
+// Failures. A job that throws (std::bad_alloc from a kernel's scratch buffer, or anything else)
+// neither terminates the process nor stalls the pool: the thread that ran the piece catches the
+// exception and keeps the first one, the pieces not yet started are skipped, and once every
+// claimed piece has finished the pool is released and parallel_for rethrows that exception on
+// the submitting thread. A job therefore fails exactly as it would have inline, the kernels stay
+// exception-neutral, and the CPU operators (backend/ops.cpp) turn the exception into an Error
+// value (kCapacityExhausted for an allocation failure). The pool is usable again at once.
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -75,7 +84,8 @@ class ThreadPool {
   [[nodiscard]] std::size_t size() const noexcept { return workers_.size() + 1; }
 
   // Calls fn(begin, end) over pieces covering [0, n) exactly once each. Piece boundaries are
-  // multiples of `grain` (except the final end = n). Returns when every piece is done.
+  // multiples of `grain` (except the final end = n). Returns when every piece is done; if a
+  // piece threw, rethrows its exception (the first one) after the job has finished.
   void parallel_for(std::size_t n, RangeFn fn, std::size_t grain = 1,
                     Schedule schedule = Schedule::kStatic);
 
@@ -84,6 +94,8 @@ class ThreadPool {
   // Claims and runs pieces of job `generation` until none are left unclaimed.
   void run_pieces(std::uint32_t generation);
   void run_piece(std::size_t piece);
+  // Runs one piece, or skips it once the job has failed; keeps the first exception a piece throws.
+  void run_piece_caught(std::size_t piece) noexcept;
 
   std::vector<std::thread> workers_;
 
@@ -97,11 +109,15 @@ class ThreadPool {
   std::size_t job_pieces_ = 0;
   Schedule job_schedule_ = Schedule::kStatic;
   std::uint32_t generation_ = 0;  // submitter only
+  // The job's first exception: written by the one thread that sets `job_failed_` first, before it
+  // counts its piece in `done_`; read by the submitter after every piece is counted.
+  std::exception_ptr job_error_;
 
   // (generation << 32) | pieces of that job not yet claimed. Pieces are claimed from the top down.
   alignas(64) std::atomic<std::uint64_t> claim_{0};
   alignas(64) std::atomic<std::uint32_t> done_{0};  // pieces of the current job finished
   alignas(64) std::atomic<bool> busy_{false};       // a job is being submitted or run
+  std::atomic<bool> job_failed_{false};             // a piece of the current job threw
   std::atomic<bool> stop_{false};
 };
 
