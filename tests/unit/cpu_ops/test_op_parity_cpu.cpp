@@ -11,6 +11,7 @@
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "neural_op_table.hpp"
 #include "op_parity_suite.hpp"
+#include "optional_operator_parity.hpp"
 
 namespace {
 
@@ -73,6 +74,15 @@ struct CpuOperatorThreadedOps {
     return eredu::testing::neural_op_table(adapter, "cpu-operators-3threads");
   }
 };
+// The optional operators the decoder families use, on 1 and on 3 threads.
+struct CpuOptional {
+  static std::string unavailable() { return {}; }
+  static std::shared_ptr<const CpuAdapter> adapter() { return std::make_shared<CpuAdapter>(1); }
+};
+struct CpuOptionalThreaded {
+  static std::string unavailable() { return {}; }
+  static std::shared_ptr<const CpuAdapter> adapter() { return std::make_shared<CpuAdapter>(3); }
+};
 
 }  // namespace
 
@@ -82,3 +92,5 @@ EREDU_OP_PARITY_BACKEND(CpuAvx2Threaded, CpuAvx2ThreadedOps);
 EREDU_OP_PARITY_BACKEND(CpuGenericThreaded, CpuGenericThreadedOps);
 EREDU_OP_PARITY_BACKEND(CpuOperators, CpuOperatorOps);
 EREDU_OP_PARITY_BACKEND(CpuOperatorsThreaded, CpuOperatorThreadedOps);
+EREDU_OPTIONAL_OPERATOR_PARITY(Cpu, CpuOptional)
+EREDU_OPTIONAL_OPERATOR_PARITY(CpuThreaded, CpuOptionalThreaded)

@@ -10,6 +10,7 @@
 
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 #include "neural_op_table.hpp"
+#include "optional_operator_parity.hpp"
 #include "vulkan_test_context.hpp"
 
 namespace {
@@ -61,7 +62,19 @@ struct VulkanOps {
   }
 };
 
+// The optional operators the decoder families use.
+struct VulkanOptional {
+  static std::string unavailable() { return VulkanTestContext::get().unavailable(); }
+  static std::shared_ptr<const VulkanAdapter> adapter() {
+    auto backend = vk::VulkanBackend::on_device(VulkanTestContext::get().device());
+    EXPECT_TRUE(backend.has_value());
+    return std::make_shared<const VulkanAdapter>(std::move(backend).value());
+  }
+};
+
 }  // namespace
+
+EREDU_OPTIONAL_OPERATOR_PARITY(Vulkan, VulkanOptional)
 
 #else
 
