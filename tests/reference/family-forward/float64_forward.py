@@ -1,6 +1,29 @@
-import gguf, numpy as np, json, sys
-name=sys.argv[1]; neox = name in ('qwen2','qwen3')
-r=gguf.GGUFReader(f'/work/shared/models/stories260K-{name}.gguf')
+"""An independent float64 forward pass of the stories260K family files, with numpy and gguf-py.
+
+Teacher-forces each reference case (prompt + llama.cpp's 128 greedy tokens) through the model in
+float64 and prints, per case, how far llama.cpp's recorded top-1 log-probabilities are from the
+exact ones. It is the third opinion behind the bounds of tests/support/family_greedy_suite.hpp:
+eredu's departures from llama.cpp are the same as this script's, to the digits it prints:
+llama.cpp's own arithmetic is what departs.
+
+Usage (EREDU_SHARED_DIR defaults to ../shared beside the repository):
+  python3 float64_forward.py llama3rope 4     # family file suffix (or 'llama'), case index 0-4
+Versions used: Python 3.11.7, numpy 2.4.6, gguf 0.19.0.
+"""
+import json
+import os
+import sys
+
+import gguf
+import numpy as np
+
+shared = os.environ.get('EREDU_SHARED_DIR',
+                        os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'shared'))
+name = sys.argv[1]
+neox = name in ('qwen2', 'qwen3')
+model = 'stories260K.gguf' if name == 'llama' else f'stories260K-{name}.gguf'
+reference = 'stories260K-F32-greedy.json' if name == 'llama' else f'stories260K-{name}-greedy.json'
+r = gguf.GGUFReader(os.path.join(shared, 'models', model))
 T={t.name: np.array(t.data, dtype=np.float64) for t in r.tensors}
 f={k:v.parts[v.data[0]] for k,v in r.fields.items()}
 arch=bytes(f['general.architecture']).decode()
@@ -22,7 +45,7 @@ def rope(x,n):  # x [T, n, D]
     if neox: x[...,:nrot//2],x[...,nrot//2:nrot]=na,nb
     else: x[...,0:nrot:2],x[...,1:nrot:2]=na,nb
     return x
-ref=json.load(open(f'/work/shared/reference/stories260K-{name}-greedy.json'))
+ref = json.load(open(os.path.join(shared, 'reference', reference)))
 c=ref['cases'][int(sys.argv[2])]
 toks=c['prompt_tokens']+c['generated_tokens']
 x=T['token_embd.weight'][toks]
