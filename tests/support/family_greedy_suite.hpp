@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,17 +50,7 @@ inline const std::vector<FamilyFile>& family_files() {
 
 // Natural-log softmax in double (independent of every backend's softmax).
 inline std::vector<double> log_softmax_f64(const std::vector<float>& logits) {
-  double max = logits.front();
-  for (float v : logits)
-    max = std::max(max, static_cast<double>(v));
-  double sum = 0.0;
-  for (float v : logits)
-    sum += std::exp(static_cast<double>(v) - max);
-  const double log_sum = std::log(sum) + max;
-  std::vector<double> out(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i)
-    out[i] = static_cast<double>(logits[i]) - log_sum;
-  return out;
+  return reference::log_softmax_of(std::span<const float>(logits));
 }
 
 // The model path of `f`, writing the renamed copy into the temp directory when it needs one.
@@ -83,8 +74,9 @@ inline constexpr double kNearTie = 0.01;
 // (what decides the token) and its 3rd-5th choices (tails near -8). llama.cpp itself departs from
 // exact arithmetic by this much: tests/reference/family-forward/float64_forward.py, an
 // independent numpy float64 forward of the same files, differs from llama.cpp's top-1
-// log-probabilities by up to 0.0036 (llama), 0.0050 (qwen2), 0.0077 (qwen3) and 0.0517 (llama3rope, whose
-// 500000 base and factor-8 rotary amplify it); eredu's departures are the same to four digits.
+// log-probabilities by up to 0.0036 (llama), 0.0050 (qwen2), 0.0077 (qwen3) and 0.0517 (llama3rope,
+// whose 500000 base and factor-8 rotary amplify it); eredu's departures are the same to four
+// digits.
 inline constexpr double kTopTwoBound = 0.06;
 inline constexpr double kTailBound = 0.1;
 

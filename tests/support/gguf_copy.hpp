@@ -14,6 +14,20 @@
 
 namespace eredu::testing {
 
+// Every tensor of `file`, byte-identical, into `writer`.
+inline Result<void> copy_tensors(const checkpoint::GgufFile& file, checkpoint::GgufWriter& writer) {
+  for (const auto& info : file.tensors()) {
+    EREDU_TRY(const auto bytes, file.tensor_bytes(info));
+    checkpoint::GgufWriterTensor tensor;
+    tensor.name = info.name;
+    tensor.ggml_type = info.ggml_type;
+    tensor.ne = info.ne;
+    tensor.data.assign(bytes.begin(), bytes.end());
+    writer.add_raw_tensor(std::move(tensor));
+  }
+  return ok();
+}
+
 inline Result<void> copy_gguf_with_metadata(
     const std::filesystem::path& from, const std::filesystem::path& to,
     const std::vector<std::pair<std::string, checkpoint::GgufValue>>& entries) {
@@ -28,15 +42,7 @@ inline Result<void> copy_gguf_with_metadata(
   }
   for (const auto& [key, value] : entries)
     writer.add_metadata(key, value);
-  for (const auto& info : file.tensors()) {
-    EREDU_TRY(const auto bytes, file.tensor_bytes(info));
-    checkpoint::GgufWriterTensor tensor;
-    tensor.name = info.name;
-    tensor.ggml_type = info.ggml_type;
-    tensor.ne = info.ne;
-    tensor.data.assign(bytes.begin(), bytes.end());
-    writer.add_raw_tensor(std::move(tensor));
-  }
+  EREDU_TRY_VOID(copy_tensors(file, writer));
   return writer.write_file(to);
 }
 
@@ -63,15 +69,7 @@ inline Result<void> copy_gguf_as_architecture(const std::filesystem::path& from,
       writer.add_metadata(entry.key, entry.value);
     }
   }
-  for (const auto& info : file.tensors()) {
-    EREDU_TRY(const auto bytes, file.tensor_bytes(info));
-    checkpoint::GgufWriterTensor tensor;
-    tensor.name = info.name;
-    tensor.ggml_type = info.ggml_type;
-    tensor.ne = info.ne;
-    tensor.data.assign(bytes.begin(), bytes.end());
-    writer.add_raw_tensor(std::move(tensor));
-  }
+  EREDU_TRY_VOID(copy_tensors(file, writer));
   return writer.write_file(to);
 }
 

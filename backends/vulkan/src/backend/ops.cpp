@@ -53,6 +53,22 @@ Result<void> check_tensor(const char* op, const VulkanTensor& t) {
   return ok();
 }
 
+// The rms_norm shader over `rows` rows of `cols` values of x's buffer (whole rows, or one row
+// per head), each scaled by the F32 `gain` of `cols` values; y has x's shape.
+Result<VulkanTensor> normalize_rows(VulkanContext& ctx, const VulkanTensor& x,
+                                    const VulkanWeight& gain, std::size_t rows, std::size_t cols,
+                                    float eps) {
+  EREDU_TRY(std::uint32_t n_rows, u32(rows, "rms_norm rows"));
+  EREDU_TRY(std::uint32_t n, u32(cols, "rms_norm width"));
+  EREDU_TRY(VulkanTensor y, make_tensor(ctx.device(), x.rows, x.cols));
+  if (n_rows == 0 || n == 0) return y;
+  EREDU_TRY(Recorder * rec, ctx.recorder());
+  const shader::RmsNormPush push{n_rows, n, 1U, eps};
+  const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
+  EREDU_TRY_VOID(rec->dispatch(*ctx.pipelines().rms_norm, bufs, &push, sizeof(push), n_rows));
+  return y;
+}
+
 }  // namespace
 
 Result<VulkanTensor> VulkanBackend::embedding(const weight& table,
@@ -120,17 +136,7 @@ Result<VulkanTensor> VulkanBackend::rms_norm(const tensor& x, const weight& gain
                                          std::to_string(x.cols) + " features"));
   }
   EREDU_TRY_VOID(check_tensor("rms_norm", x));
-  Device& dev = device();
-  EREDU_TRY(std::uint32_t rows, u32(x.rows, "rms_norm rows"));
-  EREDU_TRY(std::uint32_t cols, u32(x.cols, "rms_norm width"));
-  EREDU_TRY(VulkanTensor y, make_tensor(dev, x.rows, x.cols));
-  if (rows == 0 || cols == 0) return y;
-  EREDU_TRY(Recorder * rec, context_->recorder());
-  const Pipeline* p = context_->pipelines().rms_norm;
-  const shader::RmsNormPush push{rows, cols, 1U, spec.epsilon};
-  const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
-  EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), rows));
-  return y;
+  return normalize_rows(*context_, x, gain, x.rows, x.cols, spec.epsilon);
 }
 
 Result<VulkanTensor> VulkanBackend::rotary(const tensor& x, const RotarySpec& spec,
@@ -298,16 +304,7 @@ Result<VulkanTensor> VulkanBackend::head_rms_norm(const tensor& x, const weight&
   }
   EREDU_TRY_VOID(check_tensor("head_rms_norm", x));
   // Heads are contiguous slices of a row: the rms_norm shader over rows * heads rows of `head`.
-  EREDU_TRY(std::uint32_t rows, u32(x.rows * (x.cols / head), "head_rms_norm rows"));
-  EREDU_TRY(std::uint32_t cols, u32(head, "head_rms_norm width"));
-  EREDU_TRY(VulkanTensor y, make_tensor(device(), x.rows, x.cols));
-  if (rows == 0) return y;
-  EREDU_TRY(Recorder * rec, context_->recorder());
-  const Pipeline* p = context_->pipelines().rms_norm;
-  const shader::RmsNormPush push{rows, cols, 1U, spec.epsilon};
-  const BufferPtr bufs[] = {x.buffer, gain.buffer, y.buffer};
-  EREDU_TRY_VOID(rec->dispatch(*p, bufs, &push, sizeof(push), rows));
-  return y;
+  return normalize_rows(*context_, x, gain, x.rows * (x.cols / head), head, spec.epsilon);
 }
 
 Result<VulkanTensor> VulkanBackend::rotary_scaled(const tensor& x, const RotarySpec& spec,

@@ -5,36 +5,15 @@
 // model/registry.hpp for the line that registers it.
 
 #include <string_view>
-#include <vector>
 
-#include "eredu/model/decoder/config.hpp"
-#include "eredu/model/decoder/model.hpp"
-#include "eredu/model/decoder/schema.hpp"
+#include "eredu/model/decoder/family.hpp"
 
 namespace eredu::model::qwen2 {
 
-struct Family {
+struct Family : decoder::DecoderFamily<Family> {
   static constexpr std::string_view name = "qwen2";
   static constexpr decoder::DecoderTraits traits{RotaryLayout::kHalfSplit, /*qkv_bias=*/true,
                                                  /*qk_norm=*/false, /*rotary_factors=*/false};
-  using config = decoder::DecoderConfig;
-  template <typename B>
-  using model = decoder::DecoderModel<B>;
-
-  [[nodiscard]] static Result<config> read_config(const checkpoint::GgufContents& gguf,
-                                                  const checkpoint::TensorCatalog& catalog) {
-    return decoder::read_family_config(gguf, catalog, name, traits);
-  }
-  [[nodiscard]] static Result<std::vector<ParameterSchema>> schema(
-      const config& c, const checkpoint::TensorCatalog& catalog) {
-    return decoder::decoder_schema(c, catalog);
-  }
-  [[nodiscard]] static OperatorCapabilities required_operators(const config& c) noexcept {
-    return decoder::required_operators(c);
-  }
-  [[nodiscard]] static ModelGeometry geometry(const config& c) noexcept {
-    return decoder::geometry(c);
-  }
 };
 
 }  // namespace eredu::model::qwen2

@@ -27,6 +27,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_types.hpp"
@@ -42,8 +43,7 @@
 #include "eredu/core/operator_capabilities.hpp"
 #include "eredu/core/prepared_model.hpp"
 #include "eredu/core/text_generation.hpp"
-#include "eredu/runtime/family_model.hpp"
-#include "eredu/runtime/family_session.hpp"
+#include "eredu/runtime/family_backend.hpp"
 #include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::cpu {
@@ -58,7 +58,8 @@ struct CpuMaterialization {
 };
 struct CpuMaterializationContext {};
 
-class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuReadyCompletion> {
+class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
+                   public runtime::HostSamplingTextGeneration<CpuBackend, CpuReadyCompletion> {
  public:
   // NeuralBackend
   using error = Error;
@@ -74,13 +75,9 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   using materialization_context = CpuMaterializationContext;
   using materialization = CpuMaterialization;
   using parameter_error = Error;
-  // BackendProvider
-  using model_config = runtime::FamilyModelConfig;
-  using model = runtime::FamilyModel<CpuBackend>;
-  using session = runtime::FamilySession<CpuBackend>;
-  // ModelLoadingBackend
-  using load_options = CpuLoadOptions;
-  using selected_preparation = runtime::FamilyPreparation;
+  // BackendProvider (model_config, model, session) and ModelLoadingBackend (load_options,
+  // selected_preparation) types and members: runtime::FamilyRuntimeBackend.
+  static constexpr std::string_view message_name = "cpu backend";
   // The session's execution hooks (runtime::ForwardSubmitter)
   using forward_completion = CpuReadyCompletion;
   // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
@@ -156,28 +153,8 @@ class CpuBackend : public runtime::HostSamplingTextGeneration<CpuBackend, CpuRea
   // --- BackendProvider ---
   [[nodiscard]] BackendDescriptor descriptor() const;
   [[nodiscard]] Result<std::vector<DeviceReport>> devices() const;
-  // The generic preparation (runtime::prepare_family_model): declare, preflight every recipe,
-  // materialize all weights (one bounded lease at a time), validate every binding, bind all.
-  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const {
-    return runtime::prepare_family_model(*this, "cpu backend", std::move(config));
-  }
-  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const {
-    return runtime::create_family_session(*this, std::move(prepared));
-  }
   [[nodiscard]] materialization_context materialization_context_for_load() const noexcept {
     return {};
-  }
-
-  // --- ModelLoadingBackend ---
-  [[nodiscard]] PreparationPolicy preparation_policy(const load_options& options) const;
-  [[nodiscard]] Result<selected_preparation> select_preparation(
-      const ArtifactInspection& inspection, const load_options& options,
-      const PreparationPolicy& policy) const;
-  [[nodiscard]] SessionCapabilities session_capabilities(const ArtifactInspection& inspection,
-                                                         const PreparationPolicy& policy) const;
-  [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
-                                                        selected_preparation&& selected) const {
-    return runtime::family_model_config("cpu backend", plan, std::move(selected));
   }
 
   // --- Execution hooks of the generic session (runtime::ForwardSubmitter) ---

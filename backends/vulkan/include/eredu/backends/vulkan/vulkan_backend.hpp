@@ -34,6 +34,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eredu/backends/vulkan/vulkan_types.hpp"
@@ -48,8 +49,7 @@
 #include "eredu/core/operator_capabilities.hpp"
 #include "eredu/core/prepared_model.hpp"
 #include "eredu/core/text_generation.hpp"
-#include "eredu/runtime/family_model.hpp"
-#include "eredu/runtime/family_session.hpp"
+#include "eredu/runtime/family_backend.hpp"
 #include "eredu/runtime/host_sampling.hpp"
 
 namespace eredu::vulkan {
@@ -74,7 +74,8 @@ struct VulkanMaterializationContext {
 };
 
 class VulkanBackend
-    : public runtime::HostSamplingTextGeneration<VulkanBackend, VulkanReadyCompletion> {
+    : public runtime::FamilyRuntimeBackend<VulkanBackend>,
+      public runtime::HostSamplingTextGeneration<VulkanBackend, VulkanReadyCompletion> {
  public:
   // NeuralBackend
   using error = Error;
@@ -90,13 +91,9 @@ class VulkanBackend
   using materialization_context = VulkanMaterializationContext;
   using materialization = VulkanMaterialization;
   using parameter_error = Error;
-  // BackendProvider
-  using model_config = runtime::FamilyModelConfig;
-  using model = runtime::FamilyModel<VulkanBackend>;
-  using session = runtime::FamilySession<VulkanBackend>;
-  // ModelLoadingBackend
-  using load_options = VulkanLoadOptions;
-  using selected_preparation = runtime::FamilyPreparation;
+  // BackendProvider (model_config, model, session) and ModelLoadingBackend (load_options,
+  // selected_preparation) types and members: runtime::FamilyRuntimeBackend.
+  static constexpr std::string_view message_name = "vulkan backend";
   // The session's execution hooks (runtime::ForwardSubmitter)
   using forward_completion = VulkanCompletion;
   // TextGenerationBackend: text_prompt, text_token, text_state, text_completion and the
@@ -183,26 +180,8 @@ class VulkanBackend
   [[nodiscard]] BackendDescriptor descriptor() const;
   // Every physical device: id "vulkan:<index>", name, type, memory, capabilities.
   [[nodiscard]] Result<std::vector<DeviceReport>> devices() const;
-  [[nodiscard]] Result<PreparedModel<model>> prepare_model(model_config&& config) const {
-    return runtime::prepare_family_model(*this, "vulkan backend", std::move(config));
-  }
-  [[nodiscard]] Result<session> create_session(PreparedModel<model>&& prepared) const {
-    return runtime::create_family_session(*this, std::move(prepared));
-  }
   [[nodiscard]] materialization_context materialization_context_for_load() const {
     return materialization_context{device_ptr(), &pipelines()};
-  }
-
-  // --- ModelLoadingBackend ---
-  [[nodiscard]] PreparationPolicy preparation_policy(const load_options& options) const;
-  [[nodiscard]] Result<selected_preparation> select_preparation(
-      const ArtifactInspection& inspection, const load_options& options,
-      const PreparationPolicy& policy) const;
-  [[nodiscard]] SessionCapabilities session_capabilities(const ArtifactInspection& inspection,
-                                                         const PreparationPolicy& policy) const;
-  [[nodiscard]] Result<model_config> build_model_config(const ModelPreparationPlan& plan,
-                                                        selected_preparation&& selected) const {
-    return runtime::family_model_config("vulkan backend", plan, std::move(selected));
   }
 
   // --- Execution hooks of the generic session (runtime::ForwardSubmitter) ---
