@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
-#include "pipelines.hpp"
 #include "eredu/backends/vulkan/weight_shaders.hpp"
-#include "eredu/checkpoint/encoding/half.hpp"
+#include "eredu/checkpoint/encoding/codec.hpp"
 #include "eredu/core/shape.hpp"
+#include "pipelines.hpp"
 
 namespace eredu::vulkan {
 namespace {
@@ -25,21 +25,6 @@ Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
                           std::string(recipe.kind_name()) + "'"));
   }
   return source;
-}
-
-// The F32 values of a vector stored as F32 / F16 / BF16 (core's encodings; vectors are tiny).
-std::vector<float> decode_vector(DType dtype, std::span<const std::byte> bytes, std::size_t n) {
-  std::vector<float> out(n);
-  if (dtype == DType::kF32) {
-    std::memcpy(out.data(), bytes.data(), n * sizeof(float));
-    return out;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint16_t h = 0;
-    std::memcpy(&h, bytes.data() + 2 * i, sizeof(h));
-    out[i] = dtype == DType::kF16 ? encoding::fp16_to_fp32(h) : encoding::bf16_to_fp32(h);
-  }
-  return out;
 }
 
 bool is_vector_dtype(DType dtype) {
@@ -94,13 +79,15 @@ Result<VulkanMaterialization> VulkanBackend::materialize(checkpoint::CheckpointL
   w.shape = shape;
   if (shape.size() == 1) {
     // Vectors are held as F32, on the device and on the host (see VulkanWeight::host_values).
+    // Decoded with core's codec (the same decoders every reader uses).
+    std::shared_ptr<std::vector<float>> values;
     try {
-      auto values = std::make_shared<const std::vector<float>>(
-          decode_vector(w.dtype, bytes, static_cast<std::size_t>(shape[0])));
-      w.host_values = values;
+      values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(shape[0]));
     } catch (const std::bad_alloc&) {
       return fail(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name());
     }
+    EREDU_TRY_VOID(encoding::dequantize(w.dtype, bytes, *values));
+    w.host_values = std::move(values);
     bytes = std::as_bytes(std::span<const float>(*w.host_values));
     w.dtype = DType::kF32;
   }
