@@ -2,8 +2,17 @@
 //
 //   eredu-run -m MODEL (-p PROMPT | -f FILE | -f -) [-n N] [--temp T] [--top-k K] [--top-p P]
 //             [--min-p P] [--repeat-penalty R] [--seed S] [--ignore-eos] [-t THREADS]
-//             [--backend cpu|vulkan|cuda|auto] [--device D] [--plan FILE] [--print-plan]
+//             [--backend cpu|vulkan|cuda|auto] [--device D] [-c N] [--kv-type f16|f32]
+//             [--memory-budget SIZE] [--plan auto|FILE] [--print-plan]
 //             [--json] [--chat|-cnv [--chat-template-file FILE] [--system TEXT]]
+//
+// --plan auto (the default) plans the run from the model's headers and the device's memory: the
+// context is -c when given (it must fit), else min(model context, what fits the memory budget,
+// 4096); the KV cache is --kv-type (default f16); the budget is --memory-budget (e.g. 8GiB) or the
+// device's free memory less 10%. A model that does not fit is rejected before any weight byte is
+// read, with the numbers. The chosen context and why go to stderr. --plan FILE runs a saved plan
+// (schema 1 or 2); -c / --kv-type / --memory-budget are then the plan's to say. A prompt plus -n
+// tokens that would not fit the context is rejected before the weights load.
 //
 // --backend auto runs on the CPU (the Vulkan backend's per-element shaders are not faster than
 // the CPU kernels yet, so auto never silently picks it). --backend vulkan runs on the device that
@@ -12,12 +21,14 @@
 // The prompt and the generated text stream to stdout; load progress and the prompt / generation
 // speed (tokens/s) go to stderr. --json prints one JSON object instead (prompt_tokens,
 // generated_tokens, text, finish_reason, timings). --print-plan prints the execution plan as JSON
+// and its report (every decision, warning and rejection) as one JSON object {"plan", "report"}
 // and exits without reading any weight. Ctrl-C stops generation after the current token.
 // Exit codes: 0 success, 2 bad input (arguments, prompt, plan, model file) or a failed run.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -42,6 +53,8 @@
 #include "eredu/generation/text_generation.hpp"
 #include "eredu/plan/execution_plan.hpp"
 #include "eredu/plan/execution_plan_json.hpp"
+#include "eredu/plan/planner.hpp"
+#include "eredu/plan/request_admission.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "eredu/runtime/plan_realization.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
@@ -60,7 +73,10 @@ struct Options {
   std::size_t threads = 0;
   std::string backend = "auto";
   std::string device;
-  std::optional<std::string> plan_file;
+  std::string plan = "auto";   // "auto" or a plan file
+  std::uint32_t ctx_size = 0;  // -c; 0: the planner's choice
+  std::string kv_type;         // --kv-type; empty: the planner's choice (f16)
+  std::string memory_budget;   // --memory-budget; empty: the device's free memory less headroom
   bool print_plan = false;
   bool json = false;
   bool chat = false;
@@ -127,20 +143,59 @@ eredu::Result<std::string> resolve_backend(const std::string& requested) {
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
 
-// The plan for this run: --plan FILE, or the plan for the factory's first device.
-template <typename Factory>
-eredu::Result<eredu::plan::ExecutionPlan> make_plan(const Options& options,
-                                                    const Factory& factory) {
-  if (options.plan_file) return eredu::plan::read_execution_plan_file(*options.plan_file);
-  auto hardware = factory.discover_hardware();
-  if (!hardware) return eredu::fail(hardware.error().cause());
-  if (hardware->devices.empty()) {
-    return eredu::fail(eredu::ErrorCode::kNotFound, "the backend found no device");
+// "8GiB", "512MiB", "2G", "1500000000": bytes, with an optional binary suffix (K/M/G/T, with or
+// without "iB"/"B").
+eredu::Result<std::uint64_t> parse_size(const std::string& text) {
+  std::size_t end = 0;
+  std::uint64_t value = 0;
+  try {
+    value = std::stoull(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
   }
-  EREDU_TRY(eredu::plan::DevicePlan device,
-            eredu::plan::DevicePlan::create(factory.backend_id(),
-                                            hardware->devices.front().descriptor.id));
-  return eredu::plan::ExecutionPlan::create(std::move(device));
+  std::string suffix = text.substr(end);
+  for (char& c : suffix)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.ends_with("IB"))
+    suffix.resize(suffix.size() - 2);
+  else if (suffix.ends_with("B"))
+    suffix.resize(suffix.size() - 1);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  if (suffix == "T") shift = 40;
+  if (end == 0 || shift < 0 || value == 0 || value > (~std::uint64_t{0} >> shift)) {
+    return eredu::fail(eredu::Error(eredu::ErrorCode::kInvalidArgument,
+                                    "'" + text + "' is not a positive size (e.g. 8GiB, 512M)")
+                           .with_subject("--memory-budget"));
+  }
+  return value << shift;
+}
+
+// The plan for this run and, when it was planned here, its report.
+struct RunPlan {
+  eredu::plan::ExecutionPlan plan;
+  std::optional<eredu::plan::PlanReport> report;
+};
+
+template <typename Factory>
+eredu::Result<RunPlan> make_plan(const Options& options, const Factory& factory,
+                                 const eredu::ArtifactInspection* inspection) {
+  if (options.plan != "auto") {
+    EREDU_TRY(auto plan, eredu::plan::read_execution_plan_file(options.plan));
+    return RunPlan{std::move(plan), std::nullopt};
+  }
+  eredu::plan::PlanRequest request;
+  if (options.ctx_size != 0) request.context_length = options.ctx_size;
+  if (!options.kv_type.empty()) request.kv_cache_type = eredu::parse_kv_cache_type(options.kv_type);
+  if (!options.memory_budget.empty()) {
+    EREDU_TRY(request.memory_budget_bytes, parse_size(options.memory_budget));
+  }
+  request.threads = static_cast<std::uint32_t>(options.threads);
+  EREDU_TRY(auto planned, eredu::plan::plan_automatically(factory, *inspection, request));
+  return RunPlan{std::move(planned.plan), std::move(planned.report)};
 }
 
 double ms(double seconds) {
@@ -162,19 +217,42 @@ template <typename Factory>
 int run_on(const Options& options, const Factory& factory) {
   using eredu::generation::TokenId;
   using Backend = typename Factory::backend;
-  // The plan is checked against the backend (id, device, capabilities, drafting) before any
-  // weight byte is read; the realized backend and load options then load the model.
-  auto plan = make_plan(options, factory);
-  if (!plan) return error_exit(plan.error().what());
-  auto target = eredu::runtime::realize_execution_plan_target(factory, *plan);
+  // The plan is made from headers alone and checked against the backend (id, device,
+  // capabilities, drafting, memory) before any weight byte is read; the realized backend and load
+  // options then load the model. A saved plan is checked before the model is even opened.
+  std::optional<eredu::ArtifactInspection> inspection;
+  if (options.plan == "auto") {
+    auto inspected = eredu::runtime::inspect_artifact(options.model);
+    if (!inspected) return error_exit(inspected.error().what());
+    inspection = std::move(inspected).value();
+  }
+  auto plan = make_plan(options, factory, inspection ? &*inspection : nullptr);
+  if (!plan) {
+    return error_exit(plan.error().what() +
+                      (options.plan != "auto" ? " (plan " + options.plan + ")" : std::string()));
+  }
+  auto target = eredu::runtime::realize_execution_plan_target(factory, plan->plan);
   if (!target) {
     return error_exit(target.error().what() +
-                      (options.plan_file ? " (plan " + *options.plan_file + ")" : std::string()));
+                      (options.plan != "auto" ? " (plan " + options.plan + ")" : std::string()));
   }
   Backend& backend = target->backend;
   if (options.print_plan) {
-    std::printf("%s\n", eredu::plan::execution_plan_to_json_string(*plan).c_str());
+    nlohmann::json printed{{"plan", eredu::plan::execution_plan_to_json(plan->plan)},
+                           {"report", nullptr}};
+    if (plan->report) {
+      printed = eredu::plan::planned_execution_to_json({plan->plan, *plan->report});
+    }
+    std::printf("%s\n", printed.dump(2).c_str());
     return 0;
+  }
+  if (plan->report) {
+    for (const std::string& line : plan->report->decisions) {
+      std::fprintf(stderr, "eredu-run: plan: %s\n", line.c_str());
+    }
+    for (const std::string& line : plan->report->warnings) {
+      std::fprintf(stderr, "eredu-run: plan: warning: %s\n", line.c_str());
+    }
   }
 
   std::optional<std::string> prompt_text;
@@ -187,15 +265,44 @@ int run_on(const Options& options, const Factory& factory) {
 
   const auto load_start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "eredu-run: loading %s on %s%s\n", options.model.c_str(),
-               plan->device().device().c_str(), placement(backend).c_str());
+               plan->plan.device().device().c_str(), placement(backend).c_str());
+  if (!inspection) {
+    auto inspected = eredu::runtime::inspect_artifact(options.model);
+    if (!inspected) return error_exit(inspected.error().what());
+    inspection = std::move(inspected).value();
+  }
   auto gguf = eredu::checkpoint::GgufCheckpointSource::open(options.model);
   if (!gguf) return error_exit(gguf.error().what());
   auto tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
   if (!tokenizer) return error_exit(tokenizer.error().what());
+
+  // The request is admitted (positions, state memory) before any weight is read.
+  std::vector<TokenId> prompt;
+  if (!options.chat) {
+    auto encoded = (*tokenizer)->encode(*prompt_text, {.add_bos = true});
+    if (!encoded) return error_exit(encoded.error().what());
+    prompt = std::move(encoded).value();
+    auto requirements = eredu::plan::inspect_model_requirements(*inspection);
+    if (!requirements) return error_exit(requirements.error().what());
+    auto admission =
+        eredu::runtime::plan_inspected_model(backend, *inspection, target->load_options);
+    if (!admission) return error_exit(admission.error().what());
+    const std::uint32_t context = admission->selected.admission.max_positions;
+    eredu::plan::SessionShape session{context, static_cast<std::uint32_t>(options.threads), {}};
+    if (auto devices = backend.devices(); devices && !devices->empty()) {
+      session.free_memory_bytes = devices->front().descriptor.free_memory_bytes;
+    }
+    auto admitted =
+        eredu::plan::admit_request({prompt.size(), options.n_predict}, session, *requirements);
+    if (!admitted) {
+      const eredu::Error& e = admitted.error();
+      return error_exit(e.subject() == "max_tokens" ? "-n: " + e.message() : e.what());
+    }
+  }
   std::fprintf(stderr, "eredu-run: tokenizer: %zu tokens; materializing weights\n",
                (*tokenizer)->vocab_size());
-  auto runtime =
-      eredu::runtime::load_model(std::move(backend), options.model, target->load_options);
+  auto runtime = eredu::runtime::prepare_inspected_model(std::move(backend), *inspection,
+                                                         target->load_options);
   if (!runtime) return error_exit(runtime.error().what());
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
@@ -212,11 +319,8 @@ int run_on(const Options& options, const Factory& factory) {
     return eredu_run::run_chat(chat, *runtime, *tokenizer, gguf->primary());
   }
 
-  auto prompt = (*tokenizer)->encode(*prompt_text, {.add_bos = true});
-  if (!prompt) return error_exit(prompt.error().what());
-
   eredu::generation::TextGenerationRequest request;
-  request.prompt = *prompt;
+  request.prompt = prompt;
   request.sampling = options.sampling;
   request.ignore_eos = options.ignore_eos;
   request.max_tokens = options.n_predict;
@@ -254,7 +358,7 @@ int run_on(const Options& options, const Factory& factory) {
   const double gen_tps = t.generation_tokens_per_second();
   if (options.json) {
     nlohmann::json out{
-        {"prompt_tokens", *prompt},
+        {"prompt_tokens", prompt},
         {"generated_tokens", result->tokens},
         {"text", result->text},
         {"finish_reason", std::string(eredu::generation::to_string(result->finish_reason))},
@@ -290,6 +394,11 @@ int run(const Options& options) {
   if (options.n_predict < -1) {
     return error_exit("-n: must be -1 (until the context is full) or a count >= 0, got " +
                       std::to_string(options.n_predict));
+  }
+  if (options.plan != "auto" &&
+      (options.ctx_size != 0 || !options.kv_type.empty() || !options.memory_budget.empty())) {
+    return error_exit(
+        "-c, --kv-type and --memory-budget plan a run; with --plan FILE the plan sets them");
   }
   if (auto valid = options.sampling.validate(); !valid) {
     return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());
@@ -332,8 +441,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "vulkan", "cuda", "auto"}));
   app.add_option("--device", options.device,
                  "Vulkan device: index or name substring (default: prefer a discrete GPU)");
-  app.add_option("--plan", options.plan_file, "execution plan (JSON, schema 1)");
-  app.add_flag("--print-plan", options.print_plan, "print the execution plan as JSON and exit");
+  app.add_option("-c,--ctx-size", options.ctx_size,
+                 "context length in positions (0: min(model context, what fits, 4096))");
+  app.add_option("--kv-type", options.kv_type, "KV cache element type (default f16)")
+      ->check(CLI::IsMember({"f16", "f32"}));
+  app.add_option("--memory-budget", options.memory_budget,
+                 "memory the plan must fit (e.g. 8GiB; default: free memory less 10%)");
+  app.add_option("--plan", options.plan,
+                 "auto (plan from the model and the device) or an execution plan file (JSON, "
+                 "schema 1 or 2)");
+  app.add_flag("--print-plan", options.print_plan,
+               "print the execution plan and its report as JSON and exit");
   app.add_flag("--json", options.json, "print one JSON object instead of streaming text");
   app.add_flag("--chat", options.chat,
                "chat with the model's template (also -cnv): one user turn per input line (Ctrl-D "

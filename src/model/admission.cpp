@@ -1,6 +1,7 @@
 // Admission over the family registry, and the session input check (see admission.hpp).
 #include "eredu/model/admission.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "eredu/checkpoint/source.hpp"
@@ -44,7 +45,9 @@ Result<ModelAdmission> read_model_admission(std::string_view backend,
     admitted.config = std::move(config);
     return ok();
   })));
-  admitted.max_positions = context_length != 0 ? context_length : admitted.geometry.n_ctx_train;
+  admitted.max_positions = context_length != 0
+                               ? context_length
+                               : std::min(admitted.geometry.n_ctx_train, kDefaultContextLength);
   if (admitted.max_positions > kMaxContext) {
     return fail(
         Error(ErrorCode::kLimitExceeded,

@@ -1,4 +1,4 @@
-// ExecutionPlan <-> JSON (schema version 1). See execution_plan_json.hpp for the format.
+// ExecutionPlan <-> JSON (schema versions 1 and 2). See execution_plan_json.hpp for the format.
 
 #include "eredu/plan/execution_plan_json.hpp"
 
@@ -29,14 +29,15 @@ const char* type_name(const json& value) {
 // "device.").
 Result<void> reject_unknown_keys(const json& object,
                                  std::initializer_list<std::string_view> allowed,
-                                 const std::string& where) {
+                                 const std::string& where, std::uint32_t version = 2) {
   for (const auto& item : object.items()) {
     bool known = false;
     for (const std::string_view key : allowed)
       known = known || item.key() == key;
     if (!known) {
-      return field_error(ErrorCode::kInvalidArgument, where + item.key(),
-                         "unknown field in an execution plan (schema version 1)");
+      return field_error(
+          ErrorCode::kInvalidArgument, where + item.key(),
+          "unknown field in an execution plan (schema version " + std::to_string(version) + ")");
     }
   }
   return ok();
@@ -168,6 +169,15 @@ Result<ResidencyPlan> read_residency(const json& root) {
                      "unknown residency '" + kind + "' (expected 'fully_resident')");
 }
 
+Result<std::uint64_t> require_u64(const json& value, const std::string& field) {
+  if (!value.is_number_integer() ||
+      (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)) {
+    return field_error(ErrorCode::kInvalidArgument, field,
+                       std::string("must be a non-negative integer, found ") + value.dump());
+  }
+  return value.get<std::uint64_t>();
+}
+
 Result<DraftingPlan> read_drafting(const json& root) {
   if (!root.contains("drafting")) return DraftingPlan::disabled();
   EREDU_TRY(const json* drafting, require_object(root, "drafting", "drafting"));
@@ -183,13 +193,49 @@ Result<DraftingPlan> read_drafting(const json& root) {
     if (!plan) return as_field_error(std::move(plan).error(), "drafting.model");
     return plan;
   }
+  if (kind == "ngram") {
+    EREDU_TRY_VOID(reject_unknown_keys(*drafting, {"kind", "ngram"}, "drafting."));
+    std::uint32_t n = 3;
+    if (const auto it = drafting->find("ngram"); it != drafting->end()) {
+      EREDU_TRY(n, require_u32(*it, "drafting.ngram"));
+    }
+    Result<DraftingPlan> plan = DraftingPlan::ngram(n);
+    if (!plan) return as_field_error(std::move(plan).error(), "drafting.ngram");
+    return plan;
+  }
   if (kind == "embedded") {
     return field_error(ErrorCode::kUnsupported, "drafting.kind",
-                       "embedded drafting is not supported yet (expected 'disabled' or "
-                       "'external')");
+                       "embedded drafting is not supported yet (expected 'disabled', 'external' "
+                       "or 'ngram')");
   }
-  return field_error(ErrorCode::kInvalidArgument, "drafting.kind",
-                     "unknown drafting mode '" + kind + "' (expected 'disabled' or 'external')");
+  return field_error(
+      ErrorCode::kInvalidArgument, "drafting.kind",
+      "unknown drafting mode '" + kind + "' (expected 'disabled', 'external' or 'ngram')");
+}
+
+Result<SessionPlan> read_session(const json& root) {
+  SessionPlan session;
+  if (!root.contains("session")) return session;
+  EREDU_TRY(const json* object, require_object(root, "session", "session"));
+  EREDU_TRY_VOID(
+      reject_unknown_keys(*object, {"context_length", "kv_cache_type", "threads"}, "session."));
+  if (const auto it = object->find("context_length"); it != object->end()) {
+    EREDU_TRY(session.context_length, require_u32(*it, "session.context_length"));
+  }
+  if (object->contains("kv_cache_type")) {
+    EREDU_TRY(std::string type, require_string(*object, "kv_cache_type", "session.kv_cache_type"));
+    const std::optional<KvCacheType> parsed = parse_kv_cache_type(type);
+    if (!parsed) {
+      return field_error(
+          ErrorCode::kInvalidArgument, "session.kv_cache_type",
+          "unknown KV cache type '" + type + "' (expected " + std::string(kKvCacheTypeNames) + ")");
+    }
+    session.kv_cache_type = *parsed;
+  }
+  if (const auto it = object->find("threads"); it != object->end()) {
+    EREDU_TRY(session.threads, require_u32(*it, "session.threads"));
+  }
+  return session;
 }
 
 Result<ExecutionPlan> plan_from_json_unguarded(const json& root) {
@@ -204,21 +250,34 @@ Result<ExecutionPlan> plan_from_json_unguarded(const json& root) {
     return field_error(ErrorCode::kInvalidArgument, "schema_version", "required field is missing");
   }
   EREDU_TRY(const std::uint32_t version, require_u32(*version_it, "schema_version"));
-  if (version != kExecutionPlanSchemaVersion) {
+  if (version < kOldestExecutionPlanSchemaVersion || version > kExecutionPlanSchemaVersion) {
     return field_error(ErrorCode::kUnsupported, "schema_version",
                        "execution plan schema version " + std::to_string(version) +
                            " is not supported (expected " +
+                           std::to_string(kOldestExecutionPlanSchemaVersion) + " to " +
                            std::to_string(kExecutionPlanSchemaVersion) + ")");
   }
-  EREDU_TRY_VOID(
-      reject_unknown_keys(root,
-                          {"schema_version", "device", "residency", "drafting", "max_cached_shards",
-                           "required_device_capabilities", "required_session_capabilities"},
-                          ""));
+  if (version == 1) {
+    EREDU_TRY_VOID(reject_unknown_keys(
+        root,
+        {"schema_version", "device", "residency", "drafting", "max_cached_shards",
+         "required_device_capabilities", "required_session_capabilities"},
+        "", 1));
+  } else {
+    EREDU_TRY_VOID(reject_unknown_keys(
+        root,
+        {"schema_version", "device", "residency", "drafting", "session", "memory_budget_bytes",
+         "max_cached_shards", "required_device_capabilities", "required_session_capabilities"},
+        ""));
+  }
   EREDU_TRY(DevicePlan device, read_device(root));
   ExecutionPlanOptions options;
   EREDU_TRY(options.residency, read_residency(root));
   EREDU_TRY(options.drafting, read_drafting(root));
+  EREDU_TRY(options.session, read_session(root));
+  if (const auto it = root.find("memory_budget_bytes"); it != root.end() && !it->is_null()) {
+    EREDU_TRY(options.memory_budget_bytes, require_u64(*it, "memory_budget_bytes"));
+  }
   if (const auto it = root.find("max_cached_shards"); it != root.end()) {
     EREDU_TRY(options.max_cached_shards, require_u32(*it, "max_cached_shards"));
   }
@@ -240,18 +299,22 @@ Result<ExecutionPlan> plan_from_json_unguarded(const json& root) {
 
 json execution_plan_to_json(const ExecutionPlan& plan) {
   json drafting = json::object();
-  if (plan.drafting().is_external()) {
-    drafting["kind"] = "external";
-    drafting["model"] = plan.drafting().external_model();
-  } else {
-    drafting["kind"] = "disabled";
-  }
+  drafting["kind"] = std::string(to_string(plan.drafting().kind()));
+  if (plan.drafting().is_external()) drafting["model"] = plan.drafting().external_model();
+  if (plan.drafting().is_ngram()) drafting["ngram"] = plan.drafting().ngram_size();
+  const SessionPlan& session = plan.session();
+  json budget = nullptr;
+  if (plan.memory_budget_bytes()) budget = *plan.memory_budget_bytes();
   return json{
       {"schema_version", plan.schema_version()},
       {"device",
        json{{"backend", plan.device().backend().value()}, {"device", plan.device().device()}}},
       {"residency", json{{"kind", "fully_resident"}}},
       {"drafting", std::move(drafting)},
+      {"session", json{{"context_length", session.context_length},
+                       {"kv_cache_type", std::string(to_string(session.kv_cache_type))},
+                       {"threads", session.threads}}},
+      {"memory_budget_bytes", std::move(budget)},
       {"max_cached_shards", plan.max_cached_shards()},
       {"required_device_capabilities", capabilities_to_json(plan.required_device_capabilities())},
       {"required_session_capabilities", capabilities_to_json(plan.required_session_capabilities())},

@@ -18,12 +18,14 @@ struct BackendDescriptor {
 };
 
 // One device a backend discovered. `family` is an open string ("cpu", "nvidia", "llvmpipe", ...);
-// `memory_bytes` is absent when the backend cannot tell (it is never guessed).
+// `memory_bytes` (total) and `free_memory_bytes` (what can be allocated now: the host's
+// MemAvailable, a GPU's free memory) are absent when the backend cannot tell (never guessed).
 struct DeviceDescriptor {
   std::string id;      // stable within one backend; what a DevicePlan names
   std::string name;    // for people
   std::string family;  // open vendor/architecture family
   std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> free_memory_bytes = std::nullopt;
 
   friend bool operator==(const DeviceDescriptor&, const DeviceDescriptor&) = default;
 };

@@ -24,6 +24,10 @@ inline constexpr std::uint64_t kMaxEmbedding = 1u << 20;
 inline constexpr std::uint64_t kMaxFeedForward = 1u << 22;
 inline constexpr std::uint64_t kMaxHeads = 4096;
 inline constexpr std::uint64_t kMaxContext = 1u << 24;
+// The KV positions a session gets when nobody asked for a context: the model's training context,
+// at most this (llama.cpp's default too). Llama 3.2 is trained for 131072 positions: a full cache
+// of those is gigabytes nobody asked for.
+inline constexpr std::uint32_t kDefaultContextLength = 4096;
 inline constexpr std::uint64_t kMaxVocab = 1u << 24;
 
 // kInvalidModel "hyper-parameter '<key>': <message>" with subject = key.

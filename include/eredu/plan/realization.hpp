@@ -54,25 +54,34 @@ struct ExternalDraftArtifact {
   TokenizerCompatibilityProof tokenizer;
 };
 
-// The realized drafting mode: disabled, or an external drafter the backend prepared.
+// The realized drafting mode: disabled, n-gram (prompt lookup over the committed tokens: no model,
+// so nothing of the backend's), or an external drafter the backend prepared.
 template <typename D>
 class RealizedDrafting {
  public:
-  [[nodiscard]] static RealizedDrafting disabled() { return RealizedDrafting(std::nullopt); }
+  [[nodiscard]] static RealizedDrafting disabled() {
+    return RealizedDrafting(DraftingPlan::Kind::kDisabled, std::nullopt, 0);
+  }
+  [[nodiscard]] static RealizedDrafting ngram(std::uint32_t n) {
+    return RealizedDrafting(DraftingPlan::Kind::kNgram, std::nullopt, n);
+  }
   [[nodiscard]] static RealizedDrafting external(D drafter) {
-    return RealizedDrafting(std::optional<D>(std::move(drafter)));
+    return RealizedDrafting(DraftingPlan::Kind::kExternal, std::optional<D>(std::move(drafter)), 0);
   }
 
-  [[nodiscard]] DraftingPlan::Kind kind() const noexcept {
-    return drafter_ ? DraftingPlan::Kind::kExternal : DraftingPlan::Kind::kDisabled;
-  }
-  // The external drafter, or nullptr when drafting is disabled.
+  [[nodiscard]] DraftingPlan::Kind kind() const noexcept { return kind_; }
+  // The n-gram size of n-gram drafting; 0 otherwise.
+  [[nodiscard]] std::uint32_t ngram_size() const noexcept { return ngram_; }
+  // The external drafter, or nullptr unless drafting is external.
   [[nodiscard]] const D* drafter() const noexcept { return drafter_ ? &*drafter_ : nullptr; }
   [[nodiscard]] D* drafter() noexcept { return drafter_ ? &*drafter_ : nullptr; }
 
  private:
-  explicit RealizedDrafting(std::optional<D> drafter) : drafter_(std::move(drafter)) {}
+  RealizedDrafting(DraftingPlan::Kind kind, std::optional<D> drafter, std::uint32_t ngram)
+      : kind_(kind), drafter_(std::move(drafter)), ngram_(ngram) {}
+  DraftingPlan::Kind kind_;
   std::optional<D> drafter_;
+  std::uint32_t ngram_ = 0;
 };
 
 }  // namespace eredu::plan

@@ -32,7 +32,8 @@ namespace eredu::runtime {
 // What a model load asks for, the same on every backend.
 struct LoadOptions {
   KvCacheType kv_cache_type = KvCacheType::kF32;
-  std::uint32_t context_length = 0;  // KV cache positions; 0: the model's training context
+  // KV cache positions; 0: the model's training context, at most model::kDefaultContextLength.
+  std::uint32_t context_length = 0;
 };
 
 // What select_preparation admitted (header-only facts + load options).

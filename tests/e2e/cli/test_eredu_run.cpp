@@ -115,13 +115,77 @@ TEST(EreduRun, RejectsATruncatedModelFile) {
   expect_one_error_line(r, truncated.string());
 }
 
-TEST(EreduRun, PrintsTheDefaultPlanAndRejectsAPlanForAnotherBackend) {
+TEST(EreduRun, PrintsTheAutomaticPlanWithAReportThatExplainsIt) {
   EREDU_REQUIRE_EREDU_RUN();
-  const CommandResult printed = run_eredu({"-m", "unused.gguf", "--print-plan"});
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  const CommandResult printed = run_eredu({"-m", stories_model().string(), "--print-plan"});
   ASSERT_EQ(printed.exit_code, 0) << printed.err;
-  const auto plan = nlohmann::json::parse(printed.out);
-  EXPECT_EQ(plan.at("schema_version"), 1);
+  const auto doc = nlohmann::json::parse(printed.out);
+  const auto& plan = doc.at("plan");
+  EXPECT_EQ(plan.at("schema_version"), 2);
   EXPECT_EQ(plan.at("device").at("backend"), "cpu");
+  // stories260K is trained for 2048 positions (llama.context_length), under the 4096 cap.
+  EXPECT_EQ(plan.at("session").at("context_length"), 2048);
+  EXPECT_EQ(plan.at("session").at("kv_cache_type"), "f16");
+  const auto& report = doc.at("report");
+  // 5 layers x 4 KV heads x 8 dims (n_embd 64 / 8 heads), K and V, 2 bytes.
+  EXPECT_EQ(report.at("requirements").at("kv_bytes_per_position").at("f16"), 2 * 5 * 4 * 8 * 2);
+  EXPECT_EQ(report.at("memory").at("kv_cache"), 2048 * 2 * 5 * 4 * 8 * 2);
+  EXPECT_FALSE(report.at("decisions").empty());
+  EXPECT_TRUE(report.at("budget").at("bytes").is_number());
+}
+
+TEST(EreduRun, AContextThatDoesNotFitTheBudgetIsRejectedBeforeLoadingWithTheNumbers) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  // 100000 positions x 640 B of f16 KV cache alone are 61 MiB.
+  const CommandResult r = run_eredu(
+      {"-m", stories_model().string(), "-p", "Once", "-c", "100000", "--memory-budget", "8MiB"});
+  expect_one_error_line(r, "budget is 8.00 MiB");
+  EXPECT_NE(r.err.find("KV cache of 100000 positions 61.0 MiB"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("materializing"), std::string::npos) << r.err;
+}
+
+TEST(EreduRun, AnUnaskedContextShrinksToWhatFitsTheBudgetAndSaysSoOnStderr) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  const CommandResult r = run_eredu({"-m", stories_model().string(), "-p", "Once", "-n", "4",
+                                     "--memory-budget", "3MiB", "-t", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("fits the budget (wanted 2048)"), std::string::npos) << r.err;
+  // 256 positions: 1171200 B weights + 163840 B KV + 4 x (256 x 1220 + 256 + 512) B scratch fit
+  // 3 MiB; 512 positions need 4001536 B.
+  EXPECT_NE(r.err.find("context 256 positions"), std::string::npos) << r.err;
+}
+
+TEST(EreduRun, APromptPlusRequestedTokensBeyondTheContextIsRejectedBeforeLoading) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  const CommandResult r =
+      run_eredu({"-m", stories_model().string(), "-p", "Once upon", "-c", "64", "-n", "100"});
+  expect_one_error_line(r, "exceed the context of 64");
+  EXPECT_NE(r.err.find("-n:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("materializing"), std::string::npos) << r.err;
+}
+
+TEST(EreduRun, RunsASavedPlanWithItsContextAndRejectsPlanningFlagsBesideIt) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  const auto plan_file = scratch_dir() / "ctx-plan.json";
+  std::ofstream(plan_file)
+      << R"({"schema_version": 2, "device": {"backend": "cpu", "device": "cpu:0"},
+      "session": {"context_length": 96, "kv_cache_type": "f32"}})";
+  const CommandResult r = run_eredu(
+      {"-m", stories_model().string(), "-p", "Once", "-n", "4", "--plan", plan_file.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("(context 96 positions)"), std::string::npos) << r.err;
+  expect_one_error_line(run_eredu({"-m", stories_model().string(), "-p", "Once", "-c", "64",
+                                   "--plan", plan_file.string()}),
+                        "with --plan FILE");
+}
+
+TEST(EreduRun, RejectsAPlanForAnotherBackendAndAMalformedPlan) {
+  EREDU_REQUIRE_EREDU_RUN();
 
   const auto plan_file = scratch_dir() / "cuda-plan.json";
   std::ofstream(plan_file)

@@ -19,14 +19,30 @@ ExecutionPlan make_plan(const std::string& backend, const std::string& device,
       .value();
 }
 
-TEST(CpuPlanFactory, RealizesACpuPlanWithItsLoadOptions) {
-  eredu::cpu::CpuLoadOptions load;
-  load.kv_cache_type = eredu::cpu::KvCacheType::kF16;
-  const CpuPlanFactory factory(eredu::cpu::CpuBackendOptions{1}, load);
-  auto target = factory.realize_target(make_plan("cpu", "cpu:0"));
+TEST(CpuPlanFactory, RealizesACpuPlanWithThePlansSessionAsLoadOptionsAndThreads) {
+  ExecutionPlanOptions options;
+  options.session = {.context_length = 96, .kv_cache_type = eredu::KvCacheType::kF32, .threads = 1};
+  const CpuPlanFactory factory(eredu::cpu::CpuBackendOptions{2});
+  auto target = factory.realize_target(make_plan("cpu", "cpu:0", options));
   ASSERT_TRUE(target.has_value());
-  EXPECT_EQ(target->load_options.kv_cache_type, eredu::cpu::KvCacheType::kF16);
+  EXPECT_EQ(target->load_options.kv_cache_type, eredu::KvCacheType::kF32);
+  EXPECT_EQ(target->load_options.context_length, 96u);
   EXPECT_EQ(target->backend.threads(), 1u);
+  // A plan that names no thread count keeps the factory's.
+  auto defaulted = factory.realize_target(make_plan("cpu", "cpu:0"));
+  ASSERT_TRUE(defaulted.has_value());
+  EXPECT_EQ(defaulted->backend.threads(), 2u);
+  EXPECT_EQ(defaulted->load_options.kv_cache_type, eredu::KvCacheType::kF16);
+}
+
+TEST(CpuPlanFactory, RealizesNgramDraftingAndRejectsExternalDrafting) {
+  ExecutionPlanOptions options;
+  options.drafting = eredu::plan::DraftingPlan::ngram(3).value();
+  EXPECT_TRUE(CpuPlanFactory().check_plan(make_plan("cpu", "cpu:0", options)).has_value());
+  options.drafting = eredu::plan::DraftingPlan::external("draft.gguf").value();
+  const auto rejected = CpuPlanFactory().check_plan(make_plan("cpu", "cpu:0", options));
+  ASSERT_FALSE(rejected.has_value());
+  EXPECT_EQ(rejected.error().subject(), "drafting");
 }
 
 TEST(CpuPlanFactory, RejectsAPlanNamingAnotherBackend) {

@@ -35,10 +35,14 @@ TEST(DraftingPlan, ExternalDraftingMustNameAModel) {
   EXPECT_FALSE(DraftingPlan::disabled().is_external());
 }
 
-TEST(ExecutionPlan, DefaultsToSchemaOneFourShardsNoDraftingAndNoRequirements) {
+TEST(ExecutionPlan, DefaultsToSchemaTwoFourShardsNoDraftingNoRequirementsAndALoaderChosenContext) {
   const Result<ExecutionPlan> plan = ExecutionPlan::create(cpu_device());
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->schema_version(), 1u);
+  EXPECT_EQ(plan->schema_version(), 2u);
+  EXPECT_EQ(plan->session().context_length, 0u);
+  EXPECT_EQ(plan->session().kv_cache_type, KvCacheType::kF16);
+  EXPECT_EQ(plan->session().threads, 0u);
+  EXPECT_FALSE(plan->memory_budget_bytes().has_value());
   EXPECT_EQ(plan->max_cached_shards(), 4u);
   EXPECT_EQ(plan->drafting().kind(), DraftingPlan::Kind::kDisabled);
   EXPECT_EQ(plan->device().backend().value(), "cpu");
@@ -56,10 +60,34 @@ TEST(ExecutionPlan, RejectsZeroCachedShards) {
 }
 
 TEST(ExecutionPlan, RejectsAnUnsupportedSchemaVersion) {
-  const Result<ExecutionPlan> plan = ExecutionPlan::create(cpu_device(), {}, 2);
+  for (const std::uint32_t version : {0u, 3u}) {
+    const Result<ExecutionPlan> plan = ExecutionPlan::create(cpu_device(), {}, version);
+    ASSERT_FALSE(plan.has_value()) << version;
+    EXPECT_EQ(plan.error().code(), ErrorCode::kUnsupported);
+    EXPECT_EQ(plan.error().subject(), "schema_version");
+  }
+  EXPECT_TRUE(ExecutionPlan::create(cpu_device(), {}, 1).has_value());
+}
+
+TEST(ExecutionPlan, NgramDraftingNeedsSchemaTwoAndASizeInRange) {
+  EXPECT_EQ(DraftingPlan::ngram(0).error().subject(), "drafting.ngram");
+  EXPECT_FALSE(DraftingPlan::ngram(DraftingPlan::kMaxNgram + 1).has_value());
+  ExecutionPlanOptions options;
+  options.drafting = DraftingPlan::ngram(3).value();
+  const Result<ExecutionPlan> old = ExecutionPlan::create(cpu_device(), options, 1);
+  ASSERT_FALSE(old.has_value());
+  EXPECT_EQ(old.error().subject(), "drafting.kind");
+  const Result<ExecutionPlan> plan = ExecutionPlan::create(cpu_device(), options);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->drafting().ngram_size(), 3u);
+}
+
+TEST(ExecutionPlan, RejectsMoreThreadsThanTheLimit) {
+  ExecutionPlanOptions options;
+  options.session.threads = kMaxThreads + 1;
+  const Result<ExecutionPlan> plan = ExecutionPlan::create(cpu_device(), options);
   ASSERT_FALSE(plan.has_value());
-  EXPECT_EQ(plan.error().code(), ErrorCode::kUnsupported);
-  EXPECT_EQ(plan.error().subject(), "schema_version");
+  EXPECT_EQ(plan.error().subject(), "session.threads");
 }
 
 TEST(ExecutionPlan, ValidatesRequiredCapabilitiesAgainstWhatIsAvailable) {

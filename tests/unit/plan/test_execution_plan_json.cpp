@@ -26,7 +26,11 @@ ExecutionPlan full_plan() {
                  .required_device_capabilities = {.exact_completion = true, .collectives = true},
                  .required_session_capabilities = {.persistent_cache = true,
                                                    .activation_inspection = true},
-                 .max_cached_shards = 7})
+                 .max_cached_shards = 7,
+                 .session = {.context_length = 2048,
+                             .kv_cache_type = KvCacheType::kF32,
+                             .threads = 3},
+                 .memory_budget_bytes = 1ull << 33})
       .value();
 }
 
@@ -45,10 +49,12 @@ void expect_field_error(const json& document, ErrorCode code, const std::string&
 
 TEST(ExecutionPlanJson, WritesEveryFieldAsTheSchemaDocumentsIt) {
   const json expected = json::parse(R"({
-    "schema_version": 1,
+    "schema_version": 2,
     "device": {"backend": "cuda", "device": "cuda:1"},
     "residency": {"kind": "fully_resident"},
     "drafting": {"kind": "external", "model": "draft.gguf"},
+    "session": {"context_length": 2048, "kv_cache_type": "f32", "threads": 3},
+    "memory_budget_bytes": 8589934592,
     "max_cached_shards": 7,
     "required_device_capabilities": ["exact_completion", "collectives"],
     "required_session_capabilities": ["persistent_cache", "activation_inspection"]
@@ -76,8 +82,58 @@ TEST(ExecutionPlanJson, OmittedOptionalFieldsTakeTheFailClosedDefaults) {
 
 TEST(ExecutionPlanJson, RejectsAnotherSchemaVersion) {
   json doc = minimal();
-  doc["schema_version"] = 2;
+  doc["schema_version"] = 3;
   expect_field_error(doc, ErrorCode::kUnsupported, "schema_version");
+}
+
+TEST(ExecutionPlanJson, ASchemaOnePlanReadsWithTheLoaderChosenSessionAndIsWrittenAsSchemaTwo) {
+  const Result<ExecutionPlan> plan = execution_plan_from_json(minimal());
+  ASSERT_TRUE(plan.has_value()) << plan.error().what();
+  EXPECT_EQ(plan->session(), SessionPlan{});
+  const json written = execution_plan_to_json(*plan);
+  EXPECT_EQ(written.at("schema_version"), 2);
+  EXPECT_EQ(written.at("session").at("context_length"), 0);
+  EXPECT_TRUE(written.at("memory_budget_bytes").is_null());
+}
+
+TEST(ExecutionPlanJson, ASchemaOnePlanMayNotCarrySchemaTwoFields) {
+  json doc = minimal();
+  doc["session"] = json{{"context_length", 512}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "session");
+}
+
+TEST(ExecutionPlanJson, ReadsTheSessionAndNgramDraftingOfSchemaTwo) {
+  json doc = minimal();
+  doc["schema_version"] = 2;
+  doc["session"] = json{{"context_length", 1024}, {"kv_cache_type", "f32"}, {"threads", 2}};
+  doc["drafting"] = json{{"kind", "ngram"}, {"ngram", 4}};
+  doc["memory_budget_bytes"] = 1000;
+  const Result<ExecutionPlan> plan = execution_plan_from_json(doc);
+  ASSERT_TRUE(plan.has_value()) << plan.error().what();
+  EXPECT_EQ(plan->session().context_length, 1024u);
+  EXPECT_EQ(plan->session().kv_cache_type, KvCacheType::kF32);
+  EXPECT_EQ(plan->session().threads, 2u);
+  EXPECT_EQ(plan->drafting().ngram_size(), 4u);
+  EXPECT_EQ(plan->memory_budget_bytes(), 1000u);
+}
+
+TEST(ExecutionPlanJson, RejectsABadSessionNamingTheField) {
+  json doc = minimal();
+  doc["schema_version"] = 2;
+  doc["session"] = json{{"kv_cache_type", "q4"}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "session.kv_cache_type");
+  doc["session"] = json{{"context_length", -1}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "session.context_length");
+  doc["session"] = json{{"threads", 5000}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "session.threads");
+  doc["session"] = json{{"batch", 5}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "session.batch");
+  doc.erase("session");
+  doc["memory_budget_bytes"] = -5;
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "memory_budget_bytes");
+  doc.erase("memory_budget_bytes");
+  doc["drafting"] = json{{"kind", "ngram"}, {"ngram", 0}};
+  expect_field_error(doc, ErrorCode::kInvalidArgument, "drafting.ngram");
 }
 
 TEST(ExecutionPlanJson, RejectsAMissingSchemaVersion) {

@@ -3,7 +3,9 @@
 // (every CPU submission finishes before it returns) is reported.
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -44,6 +46,19 @@ std::string isa_features() {
   return out.empty() ? std::string("baseline") : out;
 }
 
+// MemAvailable of /proc/meminfo (what the kernel can hand out without swapping: free pages plus
+// reclaimable cache), in bytes; nullopt where it cannot be read.
+std::optional<std::uint64_t> available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 BackendDescriptor CpuBackend::descriptor() const {
@@ -63,6 +78,7 @@ Result<std::vector<DeviceReport>> CpuBackend::devices() const {
     report.descriptor.memory_bytes =
         static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
   }
+  report.descriptor.free_memory_bytes = available_memory_bytes();
   report.capabilities.exact_completion = true;
   return std::vector<DeviceReport>{report};
 }

@@ -40,15 +40,18 @@ CpuPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) const 
   if (auto checked = check_plan(execution_plan); !checked) {
     return Unexpected(plan::AutomaticPlanningError::invalid(checked.error()));
   }
-  return plan::ExecutionPlanTarget<CpuBackend>{CpuBackend(backend_options_), load_options_};
+  CpuBackendOptions options = backend_options_;
+  if (execution_plan.session().threads != 0) options.threads = execution_plan.session().threads;
+  return plan::ExecutionPlanTarget<CpuBackend>{CpuBackend(options),
+                                               plan::load_options_for(execution_plan)};
 }
 
 Result<plan::RealizedDrafting<CpuDrafter>, plan::AutomaticPlanningError>
 CpuPlanFactory::realize_drafting(
     const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<CpuBackend>&,
     std::optional<plan::ExternalDraftArtifact<CpuDrafterPreparation>>&& external_artifact) const {
-  return plan::realize_disabled_drafting<CpuDrafter>(execution_plan, external_artifact.has_value(),
-                                                     "cpu");
+  return plan::realize_modelless_drafting<CpuDrafter>(execution_plan, external_artifact.has_value(),
+                                                      "cpu");
 }
 
 }  // namespace eredu::cpu

@@ -77,7 +77,8 @@ VulkanPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) con
   if (!created) {
     return Unexpected(plan::AutomaticPlanningError::backend("realize_target", created.error()));
   }
-  return plan::ExecutionPlanTarget<VulkanBackend>{std::move(*created), load_options_};
+  return plan::ExecutionPlanTarget<VulkanBackend>{std::move(*created),
+                                                  plan::load_options_for(execution_plan)};
 }
 
 Result<plan::RealizedDrafting<VulkanDrafter>, plan::AutomaticPlanningError>
@@ -85,8 +86,8 @@ VulkanPlanFactory::realize_drafting(
     const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<VulkanBackend>&,
     std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&& external_artifact)
     const {
-  return plan::realize_disabled_drafting<VulkanDrafter>(execution_plan,
-                                                        external_artifact.has_value(), "vulkan");
+  return plan::realize_modelless_drafting<VulkanDrafter>(execution_plan,
+                                                         external_artifact.has_value(), "vulkan");
 }
 
 }  // namespace eredu::vulkan

@@ -87,7 +87,8 @@ struct DecoderConfig {
 [[nodiscard]] OperatorCapabilities required_operators(const DecoderConfig& config) noexcept;
 
 [[nodiscard]] inline ModelGeometry geometry(const DecoderConfig& c) noexcept {
-  return ModelGeometry{c.n_layer, c.n_head_kv, c.head_dim, c.n_vocab, c.n_ctx_train};
+  return ModelGeometry{c.n_layer,     c.n_head_kv, c.head_dim, c.n_vocab,
+                       c.n_ctx_train, c.n_embd,    c.n_head,   c.n_ff};
 }
 
 }  // namespace eredu::model::decoder

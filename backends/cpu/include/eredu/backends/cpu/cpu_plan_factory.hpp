@@ -1,10 +1,10 @@
 #pragma once
 // CpuPlanFactory: the CPU backend's ExecutionPlanBackendFactory (and AutomaticPlanningBackend).
 // It realizes plans that name backend "cpu" and device "cpu:0", whose required device and session
-// capabilities the CPU provides, and whose drafting is disabled (the CPU has no drafter yet: an
-// external drafting plan is rejected with kUnsupported). Every rejection happens before any
-// weight byte is read. The backend it makes uses `backend_options`; the load options it returns
-// are `load_options`.
+// capabilities the CPU provides, and whose drafting is disabled or n-gram (the CPU has no external
+// drafter yet: an external drafting plan is rejected with kUnsupported). Every rejection happens
+// before any weight byte is read. The backend it makes uses `backend_options` (the plan's thread
+// count, when it names one); the load options it returns are the plan's session.
 
 #include <optional>
 
@@ -28,8 +28,10 @@ class CpuPlanFactory {
   using drafter_preparation = CpuDrafterPreparation;
   using drafter = CpuDrafter;
 
-  explicit CpuPlanFactory(CpuBackendOptions backend_options = {}, CpuLoadOptions load_options = {})
-      : backend_options_(backend_options), load_options_(load_options) {}
+  // The load options of a realized target come from the plan's session (context, KV type), and
+  // so do its threads when the plan names a count.
+  explicit CpuPlanFactory(CpuBackendOptions backend_options = {})
+      : backend_options_(backend_options) {}
 
   [[nodiscard]] BackendId backend_id() const;
   [[nodiscard]] Result<plan::HardwareProfile, plan::AutomaticPlanningError> discover_hardware()
@@ -49,7 +51,6 @@ class CpuPlanFactory {
 
  private:
   CpuBackendOptions backend_options_;
-  CpuLoadOptions load_options_;
 };
 
 static_assert(diagnose::execution_plan_backend_factory<CpuPlanFactory>());

@@ -31,14 +31,14 @@ class VulkanPlanFactory {
   using drafter_preparation = VulkanDrafterPreparation;
   using drafter = VulkanDrafter;
 
-  explicit VulkanPlanFactory(VulkanBackendOptions backend_options = {},
-                             VulkanLoadOptions load_options = {})
-      : backend_options_(std::move(backend_options)), load_options_(load_options) {}
+  // The load options of a realized target come from the plan's session (context, KV type).
+  explicit VulkanPlanFactory(VulkanBackendOptions backend_options = {})
+      : backend_options_(std::move(backend_options)) {}
 
   [[nodiscard]] BackendId backend_id() const;
   [[nodiscard]] Result<plan::HardwareProfile, plan::AutomaticPlanningError> discover_hardware()
       const;
-  // Accepted when the plan is realizable here and the architecture is one the CPU runs.
+  // Accepted when the plan is realizable here and the architecture is one the Vulkan backend runs.
   [[nodiscard]] Result<plan::CandidateAdmission, plan::AutomaticPlanningError> admit_candidate(
       const ArtifactInspection& inspection, const plan::ExecutionPlan& candidate) const;
   [[nodiscard]] Result<plan::ExecutionPlanTarget<VulkanBackend>, plan::AutomaticPlanningError>
@@ -54,7 +54,6 @@ class VulkanPlanFactory {
 
  private:
   VulkanBackendOptions backend_options_;
-  VulkanLoadOptions load_options_;
 };
 
 static_assert(diagnose::execution_plan_backend_factory<VulkanPlanFactory>());
