@@ -34,6 +34,9 @@ BackendListing cpu_devices() {
     if (report.descriptor.memory_bytes) {
       device.properties.push_back({"memory_bytes", *report.descriptor.memory_bytes});
     }
+    if (report.descriptor.free_memory_bytes) {
+      device.properties.push_back({"free_memory_bytes", *report.descriptor.free_memory_bytes});
+    }
     device.properties.push_back(
         {"hardware_threads", std::max(1u, std::thread::hardware_concurrency())});
     device.properties.push_back({"kernels", std::string(cpu::isa_name(cpu::kernels().isa))});
@@ -127,7 +130,7 @@ std::string status_name(BackendStatus s) {
 std::string value_text(const std::string& key, const Json& value) {
   if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
   if (value.is_string()) return escape_control(value.get<std::string>());
-  if (key == "memory_bytes" && value.is_number_unsigned()) {
+  if ((key == "memory_bytes" || key == "free_memory_bytes") && value.is_number_unsigned()) {
     return human_bytes(value.get<std::uint64_t>());
   }
   if (value.is_array()) {

@@ -60,6 +60,10 @@ TEST(InspectDevices, JsonListsTheCpuAndEveryKnownBackendOnce) {
   EXPECT_EQ(device["hardware_threads"].get<unsigned>(),
             std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_GT(device["memory_bytes"].get<std::uint64_t>(), 0u);
+  // MemAvailable: positive, and never more than the machine has.
+  EXPECT_GT(device["free_memory_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_LE(device["free_memory_bytes"].get<std::uint64_t>(),
+            device["memory_bytes"].get<std::uint64_t>());
   const std::string kernels = device["kernels"];
   EXPECT_TRUE(kernels == "avx2" || kernels == "generic") << kernels;
   // The AVX2 kernels run only where the CPU has AVX2, FMA and F16C.
