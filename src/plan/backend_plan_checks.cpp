@@ -29,11 +29,6 @@ Result<void> check_plan_for_backend(const ExecutionPlan& p, std::string_view bac
   }
   EREDU_TRY_VOID(p.validate_device_capabilities(device->capabilities));
   EREDU_TRY_VOID(p.validate_session_capabilities(realized));
-  if (p.drafting().is_external()) {
-    return fail(
-        Error(ErrorCode::kUnsupported, "the " + name + " backend has no external drafter yet")
-            .with_subject("drafting"));
-  }
   return ok();
 }
 

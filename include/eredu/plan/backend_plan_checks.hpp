@@ -3,17 +3,20 @@
 //
 //   check_plan_for_backend(plan, backend, devices, realized)
 //       the plan names `backend` and one of its `devices`, whose capabilities the plan's required
-//       device capabilities fit, and sessions that realize `realized`; drafting is disabled or
-//       n-gram (no backend has an external drafter yet);
+//       device capabilities fit, and sessions that realize `realized`;
 //   admit_family_candidate(checked, inspection, backend)
 //       a candidate is accepted when those checks passed and the architecture is a registered
 //       family (model/registry.hpp);
-//   realize_modelless_drafting<Drafter>(plan, has_external_artifact, backend)
-//       the drafting a backend realizes today: disabled, or n-gram (which needs no model);
+//   realize_drafting_on<B>(plan, target, artifact, backend)
+//       every drafting mode: disabled; n-gram (prompt lookup: no model, nothing of the backend's);
+//       external: the draft model's prepared config materialized on a copy of the target's
+//       backend (its device), checked to score the target's vocabulary. The drafter is the draft
+//       model's runtime; generation::speculative::ExternalDrafter drives it with the proof;
 //   load_options_for(plan)
 //       the load options a plan's session asks for (context length, KV precision).
 // Every rejection happens before any weight byte is read.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +29,7 @@
 #include "eredu/plan/execution_plan.hpp"
 #include "eredu/plan/realization.hpp"
 #include "eredu/runtime/family_model.hpp"
+#include "eredu/runtime/model_runtime.hpp"
 
 namespace eredu::plan {
 
@@ -38,19 +42,43 @@ namespace eredu::plan {
                                                         const ArtifactInspection& inspection,
                                                         std::string_view backend);
 
-template <typename Drafter>
-[[nodiscard]] Result<RealizedDrafting<Drafter>, AutomaticPlanningError> realize_modelless_drafting(
-    const ExecutionPlan& plan, bool has_external_artifact, std::string_view backend) {
-  if (plan.drafting().is_external() || has_external_artifact) {
-    return Unexpected(AutomaticPlanningError::invalid(
-        Error(ErrorCode::kUnsupported,
-              "the " + std::string(backend) + " backend realizes disabled and n-gram drafting only")
-            .with_subject("drafting")));
+template <typename B>
+[[nodiscard]] Result<RealizedDrafting<runtime::ModelRuntime<B>>, AutomaticPlanningError>
+realize_drafting_on(const ExecutionPlan& plan, const runtime::ModelRuntime<B>& target,
+                    std::optional<ExternalDraftArtifact<typename B::model_config>>&& artifact,
+                    std::string_view backend) {
+  using Realized = RealizedDrafting<runtime::ModelRuntime<B>>;
+  const auto invalid = [](ErrorCode code, std::string message) {
+    return Unexpected(
+        AutomaticPlanningError::invalid(Error(code, std::move(message)).with_subject("drafting")));
+  };
+  if (!plan.drafting().is_external()) {
+    if (artifact) {
+      return invalid(ErrorCode::kInvalidArgument,
+                     "a draft model was given but the plan does not draft externally");
+    }
+    if (plan.drafting().is_ngram()) return Realized::ngram(plan.drafting().ngram_size());
+    return Realized::disabled();
   }
-  if (plan.drafting().is_ngram()) {
-    return RealizedDrafting<Drafter>::ngram(plan.drafting().ngram_size());
+  if (!artifact) {
+    return invalid(ErrorCode::kInvalidArgument, "the plan drafts with '" +
+                                                    plan.drafting().external_model() +
+                                                    "' but no prepared draft model was given");
   }
-  return RealizedDrafting<Drafter>::disabled();
+  auto draft =
+      runtime::ModelRuntime<B>::prepare(B(target.backend()), std::move(artifact->preparation));
+  if (!draft) {
+    return Unexpected(AutomaticPlanningError::backend(
+        "realize_drafting on the " + std::string(backend) + " backend",
+        to_eredu_error(std::move(draft).error())));
+  }
+  if (draft->session().n_vocab() != target.session().n_vocab()) {
+    return invalid(ErrorCode::kInvalidModel,
+                   "the draft model '" + plan.drafting().external_model() + "' scores " +
+                       std::to_string(draft->session().n_vocab()) + " tokens, the target " +
+                       std::to_string(target.session().n_vocab()));
+  }
+  return Realized::external(std::move(draft).value());
 }
 
 [[nodiscard]] inline runtime::LoadOptions load_options_for(const ExecutionPlan& plan) {

@@ -4,6 +4,7 @@
 #include "eredu/plan/backend_plan_checks.hpp"
 
 #include <string>
+#include <utility>
 
 namespace eredu::cpu {
 
@@ -48,10 +49,10 @@ CpuPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) const 
 
 Result<plan::RealizedDrafting<CpuDrafter>, plan::AutomaticPlanningError>
 CpuPlanFactory::realize_drafting(
-    const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<CpuBackend>&,
+    const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<CpuBackend>& target,
     std::optional<plan::ExternalDraftArtifact<CpuDrafterPreparation>>&& external_artifact) const {
-  return plan::realize_modelless_drafting<CpuDrafter>(execution_plan, external_artifact.has_value(),
-                                                      "cpu");
+  return plan::realize_drafting_on<CpuBackend>(execution_plan, target, std::move(external_artifact),
+                                              "cpu");
 }
 
 }  // namespace eredu::cpu

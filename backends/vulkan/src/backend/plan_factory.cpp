@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace eredu::vulkan {
 namespace {
@@ -83,11 +84,10 @@ VulkanPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) con
 
 Result<plan::RealizedDrafting<VulkanDrafter>, plan::AutomaticPlanningError>
 VulkanPlanFactory::realize_drafting(
-    const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<VulkanBackend>&,
-    std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&& external_artifact)
-    const {
-  return plan::realize_modelless_drafting<VulkanDrafter>(execution_plan,
-                                                         external_artifact.has_value(), "vulkan");
+    const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<VulkanBackend>& target,
+    std::optional<plan::ExternalDraftArtifact<VulkanDrafterPreparation>>&& external_artifact) const {
+  return plan::realize_drafting_on<VulkanBackend>(execution_plan, target, std::move(external_artifact),
+                                              "vulkan");
 }
 
 }  // namespace eredu::vulkan

@@ -18,9 +18,10 @@
 
 namespace eredu::cpu {
 
-// The CPU has no drafter: these types exist so the factory names them; none is ever built.
-struct CpuDrafterPreparation {};
-struct CpuDrafter {};
+// External drafting: the draft model prepared as the target is (its admitted config), and
+// materialized into its own runtime on the target's device (plan/backend_plan_checks.hpp).
+using CpuDrafterPreparation = CpuBackend::model_config;
+using CpuDrafter = runtime::ModelRuntime<CpuBackend>;
 
 class CpuPlanFactory {
  public:

@@ -21,9 +21,10 @@
 
 namespace eredu::vulkan {
 
-// The CPU has no drafter: these types exist so the factory names them; none is ever built.
-struct VulkanDrafterPreparation {};
-struct VulkanDrafter {};
+// External drafting: the draft model prepared as the target is (its admitted config), and
+// materialized into its own runtime on the target's device (plan/backend_plan_checks.hpp).
+using VulkanDrafterPreparation = VulkanBackend::model_config;
+using VulkanDrafter = runtime::ModelRuntime<VulkanBackend>;
 
 class VulkanPlanFactory {
  public:
