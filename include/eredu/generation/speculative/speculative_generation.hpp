@@ -19,7 +19,10 @@
 //   4. the target's and the drafter's caches are rolled back to the committed position (the
 //      last committed token stays unevaluated, as in plain decoding).
 // Greedy output is therefore the target's plain greedy output, whatever the drafter proposes,
-// as long as a verify row equals the one-token decode's logits (see the tests).
+// as long as a verify row equals the one-token decode's logits bit for bit. On the CPU backend
+// it does for every encoding up to 16 rows (15 drafts; tests/e2e/speculative); beyond that,
+// float-decoded weights (F32, F16, BF16) take the tiled prompt kernel, which rounds differently,
+// and a near tie may then resolve differently than in plain decoding.
 //
 // The CPU computes each pass synchronously, so a cancellation requested during a verification
 // takes effect once it is done, before any of its tokens is published.
