@@ -11,6 +11,8 @@
 //       the target has committed `committed` positions of its cache (a prefix of the history
 //       the last proposal saw, plus at most the drafts it accepted): a drafter with state (a
 //       draft model's KV cache) forgets everything past it. Called after every verification.
+//   d.prepare(prompt) -> Result<void>   (optional)
+//       called once in the prompt phase, so a draft model evaluates the prompt there.
 //
 // A drafter's tokens are only proposals: the target verifies each one, so a wrong or even
 // out-of-vocabulary guess costs speed, never correctness (out-of-vocabulary ids are refused).
@@ -37,6 +39,12 @@ concept Drafter = requires(D& d, std::span<const TokenId> history, std::uint32_t
                            std::uint32_t committed) {
   { d.propose(history, k) } -> std::same_as<Result<Draft>>;
   { d.rollback(committed) } -> std::same_as<Result<void>>;
+};
+
+// Whether D has the optional prepare(prompt).
+template <typename D>
+concept PreparesPrompt = requires(D& d, std::span<const TokenId> prompt) {
+  { d.prepare(prompt) } -> std::same_as<Result<void>>;
 };
 
 }  // namespace eredu::generation::speculative

@@ -90,6 +90,31 @@ class ExternalDrafter {
     return draft;
   }
 
+  // Evaluates the prompt ahead of the first proposal (the generation calls it in its prompt
+  // phase, so the draft's prefill is timed with the target's, not with the first round).
+  [[nodiscard]] Result<void> prepare(std::span<const TokenId> prompt) {
+    if (prompt.empty()) return ok();
+    try {
+      std::size_t keep = 0;
+      const std::size_t most = std::min(cached_.size(), prompt.size() - 1);
+      while (keep < most && cached_[keep] == prompt[keep])
+        ++keep;
+      EREDU_TRY_VOID(forget_from(static_cast<std::uint32_t>(keep)));
+      if (prompt.size() >= runtime_.session().max_positions()) return ok();
+      std::vector<std::uint32_t> rest;
+      for (std::size_t i = keep; i < prompt.size(); ++i) {
+        if (prompt[i] < 0) return fail(ErrorCode::kInvalidArgument, "negative token id");
+        rest.push_back(static_cast<std::uint32_t>(prompt[i]));
+      }
+      EREDU_TRY(auto submission, runtime_.prefill(std::move(rest)));
+      (void)submission;
+      cached_.assign(prompt.begin(), prompt.end());
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kCapacityExhausted, "external drafter: cannot allocate the prompt");
+    }
+    return ok();
+  }
+
   [[nodiscard]] Result<void> rollback(std::uint32_t committed) {
     if (committed >= cached_.size()) return ok();
     return forget_from(committed);

@@ -212,6 +212,9 @@ class SpeculativeGeneration {
       std::vector<std::uint32_t> ids(request_.prompt.begin(), request_.prompt.end());
       EREDU_TRY(auto submission, session.prefill(backend, std::move(ids)));
       EREDU_TRY(std::vector<float> logits, session.observe_output(backend, submission.output));
+      if constexpr (PreparesPrompt<D>) {
+        EREDU_TRY_VOID(drafter_->prepare(std::span<const TokenId>(request_.prompt)));
+      }
       EREDU_TRY(const TokenId first, target_choice(logits));
       EREDU_TRY_VOID(sampler_->accept(first));
       result.timings.prompt_seconds = seconds_since(started);
