@@ -4,6 +4,8 @@
 //   eredu-bench -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 2] [--backend cpu|vulkan|cuda]
 //               [--device D] [--kv-type f16|f32] [-o md|csv|json]
 //   eredu-bench --bandwidth [-t 2] [--bandwidth-mib 1024] [-r 10] [-o md|csv|json]
+//   eredu-bench --speculative -m TARGET [-m ...] [--draft FILE | --draft-ngram N] [--draft-max 8]
+//               [-n 128] [-r 3] [-t T] [--spec-prompt TEXT] [-o md|json]   (CPU; speculative_bench)
 //
 // -p, -n and -t take comma-separated lists (one test / run per value). The table goes to stdout,
 // progress to stderr. Exit codes: 0 success, 2 bad input (arguments, a missing or malformed model
@@ -28,6 +30,7 @@
 #include "eredu/runtime/load_model.hpp"
 #include "model_facts.hpp"
 #include "report.hpp"
+#include "speculative_bench.hpp"
 
 namespace {
 
@@ -46,6 +49,8 @@ struct Options {
   bool bandwidth = false;
   std::uint64_t bandwidth_mib = 1024;
   bool quiet = false;
+  bool speculative = false;
+  eredu::bench::SpeculativeBenchOptions spec;
 };
 
 int error_exit(const std::string& message) {
@@ -136,6 +141,17 @@ int run(Options options) {
     return run_bandwidth(options);
   }
   if (options.models.empty()) return error_exit("a model is required: -m FILE (or --bandwidth)");
+  if (options.speculative) {
+    if (options.backend != "cpu") return error_exit("--speculative: only with --backend cpu");
+    if (options.output == "csv") return error_exit("--speculative: -o md or json");
+    options.spec.models = options.models;
+    options.spec.n_gen = options.n_gen.front();
+    options.spec.repetitions = options.repetitions;
+    options.spec.threads = options.threads.front();
+    options.spec.json = options.output == "json";
+    options.spec.quiet = options.quiet;
+    return eredu::bench::run_speculative_bench(options.spec);
+  }
 
   eredu::bench::RunOptions run;
   run.n_prompt = options.n_prompt;
@@ -208,6 +224,17 @@ int main(int argc, char** argv) {
                "measure the memory-read bandwidth (with the first -t) instead of models");
   app.add_option("--bandwidth-mib", options.bandwidth_mib, "bandwidth buffer size (MiB)");
   app.add_flag("-q,--quiet", options.quiet, "no progress lines on stderr");
+  app.add_flag("--speculative", options.speculative,
+               "speculative decoding vs plain decoding (greedy, first -n and -t)");
+  app.add_option("--draft", options.spec.draft_model, "--speculative: draft model");
+  app.add_option("--draft-ngram", options.spec.ngram_order,
+                 "--speculative: n-gram drafter order (default 3; without --draft)");
+  app.add_option("--draft-max", options.spec.draft_max, "--speculative: drafts per round");
+  options.spec.prompt =
+      "Monday: wash the car, buy milk, call Anna. Tuesday: wash the car, buy milk, call Anna. "
+      "Wednesday: wash the car, buy milk, call Anna. Thursday:";
+  app.add_option("--spec-prompt", options.spec.prompt,
+                 "--speculative: prompt (default: a repetitive list)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

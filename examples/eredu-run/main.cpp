@@ -5,6 +5,7 @@
 //             [--backend cpu|vulkan|cuda|auto] [--device D] [-c N] [--kv-type f16|f32]
 //             [--memory-budget SIZE] [--plan auto|FILE] [--print-plan]
 //             [--json] [--chat|-cnv [--chat-template-file FILE] [--system TEXT]]
+//             [--draft MODEL [--draft-max K] | --draft-ngram [N]]   (speculative.hpp)
 //
 // --plan auto (the default) plans the run from the model's headers and the device's memory: the
 // context is -c when given (it must fit), else min(model context, what fits the memory budget,
@@ -58,6 +59,7 @@
 #include "eredu/runtime/load_model.hpp"
 #include "eredu/runtime/plan_realization.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
+#include "speculative.hpp"
 
 namespace {
 
@@ -82,6 +84,7 @@ struct Options {
   bool chat = false;
   std::optional<std::string> chat_template_file;
   std::string system;
+  eredu_run::SpeculativeOptions speculative;
 };
 
 int error_exit(const std::string& message) {
@@ -343,6 +346,13 @@ int run_on(const Options& options, const Factory& factory) {
     std::fwrite(prompt_text->data(), 1, prompt_text->size(), stdout);
     std::fflush(stdout);
   }
+  if (options.speculative.enabled()) {
+    const int code = eredu_run::run_speculative(options.speculative, *runtime, **tokenizer, request,
+                                                target->load_options, options.json, cancel);
+    std::signal(SIGINT, SIG_DFL);
+    g_cancel.store(nullptr);
+    return code;
+  }
   const auto piece_of = [&](TokenId id) { return (*tokenizer)->token_to_piece(id); };
   auto result = generation->run(cancel, piece_of, [&](std::string_view text) {
     if (options.json) return;
@@ -460,6 +470,7 @@ int main(int argc, char** argv) {
   app.add_option("--chat-template-file", options.chat_template_file,
                  "chat template (Jinja) to use instead of the model's tokenizer.chat_template");
   app.add_option("--system", options.system, "system message that opens the chat");
+  eredu_run::add_speculative_options(app, options.speculative);
   // llama.cpp's spelling of --chat; CLI11 takes only one-letter names after a single dash.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (auto& arg : args) {
@@ -477,6 +488,9 @@ int main(int argc, char** argv) {
     return error_exit("--chat-template-file and --system need --chat");
   }
   if (options.chat && options.json) return error_exit("--json does not apply to --chat");
+  if (auto why = eredu_run::check_speculative_options(options.speculative, options.chat)) {
+    return error_exit(*why);
+  }
   if (!options.print_plan && !options.chat && !options.prompt && !options.prompt_file) {
     return error_exit("a prompt is required: -p PROMPT, -f FILE or -f -");
   }

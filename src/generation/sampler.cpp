@@ -211,4 +211,38 @@ Result<TokenId> Sampler::sample(std::span<const float> logits) {
   return draw();
 }
 
+Result<void> Sampler::distribution(std::span<const float> logits, std::span<float> probs) {
+  if (probs.size() != static_cast<std::size_t>(n_vocab_)) {
+    return fail(Error(ErrorCode::kInvalidArgument,
+                      fmt::format("got room for {} probabilities for a vocabulary of {} tokens",
+                                  probs.size(), n_vocab_))
+                    .with_subject("probs"));
+  }
+  std::fill(probs.begin(), probs.end(), 0.0f);
+  if (config_.is_greedy()) {
+    EREDU_TRY(const TokenId best, sample(logits));
+    probs[static_cast<std::size_t>(best)] = 1.0f;
+    return ok();
+  }
+  EREDU_TRY_VOID(gather_candidates(logits));
+  keep_top_k();
+  keep_top_p();
+  keep_min_p();
+  // The weights draw() would use, normalized.
+  float max_logit = candidates_[0].logit;
+  for (std::size_t i = 1; i < n_candidates_; ++i)
+    max_logit = std::max(max_logit, candidates_[i].logit);
+  const double inv_temperature = 1.0 / static_cast<double>(config_.temperature);
+  double total = 0.0;
+  for (std::size_t i = 0; i < n_candidates_; ++i) {
+    weights_[i] =
+        std::exp((static_cast<double>(candidates_[i].logit) - max_logit) * inv_temperature);
+    total += weights_[i];
+  }
+  for (std::size_t i = 0; i < n_candidates_; ++i) {
+    probs[static_cast<std::size_t>(candidates_[i].id)] = static_cast<float>(weights_[i] / total);
+  }
+  return ok();
+}
+
 }  // namespace eredu::generation

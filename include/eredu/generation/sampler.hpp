@@ -47,6 +47,13 @@ class Sampler {
   // updated: call accept() with the token actually committed.
   [[nodiscard]] Result<TokenId> sample(std::span<const float> logits);
 
+  // The distribution sample() draws from for `logits`, over the whole vocabulary, into `probs`
+  // (n_vocab values summing to 1; 0 for every token the truncation removed): penalties, top-k,
+  // top-p, min-p and temperature as in sample(); one-hot at the arg-max when greedy. Speculative
+  // sampling compares it with the draft's. Consumes no random numbers. Errors as sample(), and
+  // kInvalidArgument (subject "probs") when `probs` does not hold n_vocab values.
+  [[nodiscard]] Result<void> distribution(std::span<const float> logits, std::span<float> probs);
+
   // Records `token` in the penalty window (evicting the oldest once the window is full).
   // kInvalidArgument (subject "token") when it is outside [0, n_vocab).
   [[nodiscard]] Result<void> accept(TokenId token);

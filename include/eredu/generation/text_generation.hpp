@@ -103,6 +103,41 @@ Error to_error(E&& error) {
 }
 }  // namespace detail
 
+// Checks `request` against `limits` (sampling parameters, prompt, cached_prefix, sequence
+// options) and builds its terminal policy; no compute is done. Every driver of a request
+// (TextGeneration, SpeculativeGeneration) starts here, so they finish alike.
+[[nodiscard]] inline Result<GenerationSequence> make_request_sequence(
+    const TextGenerationRequest& request, const TextGenerationLimits& limits) {
+  EREDU_TRY_VOID(request.sampling.validate());
+  const auto n_vocab = static_cast<std::int32_t>(
+      std::min<std::uint32_t>(limits.vocab_size, static_cast<std::uint32_t>(INT32_MAX)));
+  const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
+  EREDU_TRY_VOID(validate_prompt_tokens(request.prompt, n_vocab, limits.context_length));
+  if (request.cached_prefix >= request.prompt.size() && request.cached_prefix != 0) {
+    return fail(Error(ErrorCode::kInvalidArgument,
+                      "cached_prefix " + std::to_string(request.cached_prefix) +
+                          " must be shorter than the prompt (" +
+                          std::to_string(request.prompt.size()) + " tokens)")
+                    .with_subject("cached_prefix"));
+  }
+  SequenceOptions options;
+  options.stop_strings = request.stop_strings;
+  if (!request.ignore_eos) {
+    for (const std::uint32_t id : limits.end_of_generation_ids) {
+      options.eos_ids.push_back(static_cast<TokenId>(id));
+    }
+    for (const TokenId id : request.eos_ids) {
+      if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) == options.eos_ids.end()) {
+        options.eos_ids.push_back(id);
+      }
+    }
+  }
+  options.max_tokens = request.max_tokens;
+  options.context_room = generation_room(n_prompt, limits.context_length);
+  options.n_vocab = n_vocab;
+  return GenerationSequence::create(std::move(options));
+}
+
 template <TextGenerationBackend B>
 class TextGeneration {
  public:
@@ -111,36 +146,7 @@ class TextGeneration {
   // Validates the request against the runtime's limits; no compute is done.
   [[nodiscard]] static Result<TextGeneration> create(runtime_type& runtime,
                                                      TextGenerationRequest request) {
-    EREDU_TRY_VOID(request.sampling.validate());
-    const TextGenerationLimits limits = B::text_limits(runtime);
-    const auto n_vocab = static_cast<std::int32_t>(
-        std::min<std::uint32_t>(limits.vocab_size, static_cast<std::uint32_t>(INT32_MAX)));
-    const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
-    EREDU_TRY_VOID(validate_prompt_tokens(request.prompt, n_vocab, limits.context_length));
-    if (request.cached_prefix >= request.prompt.size() && request.cached_prefix != 0) {
-      return fail(Error(ErrorCode::kInvalidArgument,
-                        "cached_prefix " + std::to_string(request.cached_prefix) +
-                            " must be shorter than the prompt (" +
-                            std::to_string(request.prompt.size()) + " tokens)")
-                      .with_subject("cached_prefix"));
-    }
-    SequenceOptions options;
-    options.stop_strings = request.stop_strings;
-    if (!request.ignore_eos) {
-      for (const std::uint32_t id : limits.end_of_generation_ids) {
-        options.eos_ids.push_back(static_cast<TokenId>(id));
-      }
-      for (const TokenId id : request.eos_ids) {
-        if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) ==
-            options.eos_ids.end()) {
-          options.eos_ids.push_back(id);
-        }
-      }
-    }
-    options.max_tokens = request.max_tokens;
-    options.context_room = generation_room(n_prompt, limits.context_length);
-    options.n_vocab = n_vocab;
-    EREDU_TRY(GenerationSequence sequence, GenerationSequence::create(std::move(options)));
+    EREDU_TRY(GenerationSequence sequence, make_request_sequence(request, B::text_limits(runtime)));
     return TextGeneration(runtime, std::move(request), std::move(sequence));
   }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "eredu/core/planning_fwd.hpp"
@@ -24,17 +25,31 @@ struct ExecutionPlanTarget {
 // A 32-byte digest of a tokenizer's vocabulary.
 using VocabularyFingerprint = std::array<std::uint8_t, 32>;
 
+// Where two vocabularies first differ (text::prove_tokenizer_compatibility finds it): the token
+// id and the entry each side stores there ("(none)" past the end of the shorter one).
+struct VocabularyDifference {
+  std::uint64_t id = 0;
+  std::string target;
+  std::string assistant;
+};
+
 // Proof that an assistant model shares the target's vocabulary; only `prove` makes one, so a
 // factory holding one never decides compatibility itself.
 class TokenizerCompatibilityProof {
  public:
-  // Fails with kInvalidModel when the fingerprints differ.
+  // Fails with kInvalidModel when the fingerprints differ; the message names `difference` when
+  // the caller located it.
   [[nodiscard]] static Result<TokenizerCompatibilityProof> prove(
-      const VocabularyFingerprint& target, const VocabularyFingerprint& assistant) {
+      const VocabularyFingerprint& target, const VocabularyFingerprint& assistant,
+      const std::optional<VocabularyDifference>& difference = std::nullopt) {
     if (target != assistant) {
-      return fail(
-          Error(ErrorCode::kInvalidModel, "the draft model's vocabulary differs from the target's")
-              .with_subject("tokenizer fingerprint"));
+      std::string message = "the draft model's vocabulary differs from the target's";
+      if (difference) {
+        message += " at token " + std::to_string(difference->id) + ": the target has '" +
+                   difference->target + "', the draft model '" + difference->assistant + "'";
+      }
+      return fail(Error(ErrorCode::kInvalidModel, std::move(message))
+                      .with_subject("tokenizer fingerprint"));
     }
     return TokenizerCompatibilityProof(target);
   }

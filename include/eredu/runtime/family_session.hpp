@@ -17,8 +17,8 @@
 // or more positions than the cache holds.
 
 #include <concepts>
-#include <new>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -31,6 +31,7 @@
 #include "eredu/core/neural_specs.hpp"
 #include "eredu/core/prepared_model.hpp"
 #include "eredu/model/admission.hpp"
+#include "eredu/model/logit_rows.hpp"
 #include "eredu/runtime/family_model.hpp"
 
 namespace eredu::runtime {
@@ -73,17 +74,13 @@ class FamilySession {
 
   [[nodiscard]] Result<Submission<output, completion>> prefill(const B& backend,
                                                                prefill_input&& tokens) {
-    EREDU_TRY_VOID(model::check_forward_input(tokens, model_.geometry.n_vocab, position_,
-                                              model_.max_positions));
-    const std::uint32_t first = position_;
-    const std::span<const std::uint32_t> input(tokens);
-    auto submitted = backend.submit_forward(cache_, first, [&](typename B::kv_cache& cache) {
-      return std::visit([&](const auto& m) { return m.forward(backend, cache, input, first); },
-                        *model_.model);
-    });
-    if (!submitted) return fail(to_eredu_error(std::move(submitted).error()));
-    position_ += static_cast<std::uint32_t>(tokens.size());
-    return std::move(submitted).value();
+    return run(backend, tokens, model::LogitRows::kLast);
+  }
+  // Like prefill, but the output holds every token's logits [n, n_vocab] (observe_output gives
+  // n * n_vocab values, row by row): speculative decoding scores a whole draft in one pass.
+  [[nodiscard]] Result<Submission<output, completion>> verify(
+      const B& backend, std::span<const std::uint32_t> tokens) {
+    return run(backend, tokens, model::LogitRows::kAll);
   }
   [[nodiscard]] Result<Submission<output, completion>> decode(const B& backend,
                                                               decode_input&& token) {
@@ -119,6 +116,21 @@ class FamilySession {
   [[nodiscard]] const model::AnyModel<B>& model() const noexcept { return *model_.model; }
 
  private:
+  Result<Submission<output, completion>> run(const B& backend, std::span<const std::uint32_t> input,
+                                             model::LogitRows rows) {
+    EREDU_TRY_VOID(model::check_forward_input(input, model_.geometry.n_vocab, position_,
+                                              model_.max_positions));
+    const std::uint32_t first = position_;
+    auto submitted = backend.submit_forward(cache_, first, [&](typename B::kv_cache& cache) {
+      return std::visit(
+          [&](const auto& m) { return m.forward(backend, cache, input, first, rows); },
+          *model_.model);
+    });
+    if (!submitted) return fail(to_eredu_error(std::move(submitted).error()));
+    position_ += static_cast<std::uint32_t>(input.size());
+    return std::move(submitted).value();
+  }
+
   FamilyModel<B> model_;
   typename B::kv_cache cache_;
   std::uint32_t position_ = 0;

@@ -7,7 +7,8 @@
 //    same row and token (the tiles perform the same operations in the same order), and on
 //    activations already on the 8-bit grid the result equals the float64 product exactly.
 //  - Float-decoded encodings: agree with a float64 dot of the decoded weights and the (rounded)
-//    activations to float rounding.
+//    activations to float rounding; batches of up to 16 tokens (a speculative verification) are
+//    bit-identical to the one-token path.
 //  - Any thread count gives bit-identical output.
 #include <gtest/gtest.h>
 
@@ -168,6 +169,33 @@ TEST(TiledMatmul, FloatDecodedBatchMatchesAFloat64ProductForEveryTileEdge) {
       EXPECT_TRUE(outputs_match(std::string(eredu::to_string(dtype)) + " " +
                                     std::to_string(s.rows) + "x" + std::to_string(s.tokens),
                                 actual.data(), expected.data(), actual.size(), 1e-11));
+    }
+  }
+}
+
+TEST(TiledMatmul, FloatDecodedBatchesOfUpTo16TokensAreBitIdenticalToTheOneTokenPath) {
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
+    const auto* table = eredu::cpu::kernels_for(isa);
+    if (table == nullptr) continue;
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (std::size_t tokens : {2, 5, 9, 16}) {
+        std::mt19937 rng(900 + static_cast<unsigned>(dtype) + static_cast<unsigned>(tokens));
+        const std::size_t rows = 37;
+        const std::size_t cols = dtype == DType::kF32 ? 64 * 3 + 5 : 64 * 3;
+        const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
+        const MatrixView w{dtype, bytes.data(), rows, cols};
+        const auto x = random_floats(rng, tokens * cols);
+        std::vector<float> batch(rows * tokens);
+        table->matmul(w, x.data(), tokens, batch.data(), nullptr);
+        std::vector<float> one(rows);
+        for (std::size_t t = 0; t < tokens; ++t) {
+          table->matmul(w, x.data() + t * cols, 1, one.data(), nullptr);
+          EXPECT_TRUE(outputs_match(
+              std::string(eredu::cpu::isa_name(isa)) + " " + std::string(eredu::to_string(dtype)) +
+                  " " + std::to_string(tokens) + " tokens, token " + std::to_string(t),
+              batch.data() + t * rows, one.data(), rows, 0.0));
+        }
+      }
     }
   }
 }

@@ -15,7 +15,8 @@
 // would need a generation the callers do not pass; and quantizing one row costs about 1/rows of
 // the product it feeds (0.05% for a 2048-row matrix).
 //
-// Several tokens (prompt batches), when the ISA has tiled kernels: the activations are quantized
+// Several tokens (prompt batches), when the ISA has tiled kernels (float-decoded encodings: more
+// than kTokenTile tokens, see matmul()): the activations are quantized
 // (or rounded) in parallel, then the output is cut into work items of a block of rows x a chunk of
 // tokens, handed out dynamically; each item runs the register-blocked QuantGemm / FloatGemm, which
 // reuses every decoded weight block for several tokens. Encodings without an integer kernel are
@@ -223,7 +224,17 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
                                ? ops.kquant_gemm(w.dtype)
                                : nullptr;
   if (kgemm != nullptr) return kquant_matmul(ops, kgemm, w, x, n_tokens, y, pool);
-  if (n_tokens > 1 && tiled_matmul(ops, w, x, n_tokens, y, pool)) return;
+  // Float-decoded encodings (F32, F16, BF16, ...): a batch of up to kTokenTile tokens takes the
+  // one-token kernels below, token by token over each decoded row, so every element is the
+  // one-token path's value bit for bit (FloatGemm rounds differently: one accumulator per element
+  // instead of dot_f32's four). A speculative verification of up to 15 drafts therefore scores
+  // each position exactly as a decode would; longer batches (prompts) keep the faster tiles.
+  const bool integer_tiles = ops.quantize_act_q8 != nullptr && ops.quant_gemm != nullptr &&
+                             ops.quant_gemm(w.dtype) != nullptr;
+  if (n_tokens > 1 && (integer_tiles || n_tokens > kTokenTile) &&
+      tiled_matmul(ops, w, x, n_tokens, y, pool)) {
+    return;
+  }
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
 

@@ -9,7 +9,8 @@
 //   q, k = rope(q), rope(k)                                         angles / rope_freqs: factors
 //   h = x + Wo attn(q, k, v)
 //   x = h + Wdown (silu(Wgate norm(h)) * Wup norm(h))
-// then logits = Woutput norm(x) of the last token (Woutput = token_embd when tied).
+// then logits = Woutput norm(x) of the last token (Woutput = token_embd when tied), or of every
+// token with LogitRows::kAll (speculative verification).
 // Optional operators are called only under `if constexpr (provides<B, op>)`; declare() has
 // already checked (require_operators) that B provides every one this config needs.
 
@@ -29,6 +30,7 @@
 #include "eredu/model/decoder/config.hpp"
 #include "eredu/model/decoder/schema.hpp"
 #include "eredu/model/geometry.hpp"
+#include "eredu/model/logit_rows.hpp"
 #include "eredu/model/model_backend.hpp"
 #include "eredu/model/parameter_schema.hpp"
 
@@ -126,10 +128,12 @@ class DecoderModel {
   }
 
   // Runs `tokens` at positions [first_position, first_position + n) through the model, appending
-  // their keys/values to `cache`; returns the last token's logits [1, n_vocab].
+  // their keys/values to `cache`; returns the last token's logits [1, n_vocab], or with
+  // LogitRows::kAll every token's [n, n_vocab] (the same output projection, over all rows).
   [[nodiscard]] Result<typename B::tensor> forward(
       const B& b, typename B::kv_cache& cache, std::span<const std::uint32_t> tokens,
-      std::uint32_t first_position) const requires ModelBackend<B> {
+      std::uint32_t first_position,
+      LogitRows rows = LogitRows::kLast) const requires ModelBackend<B> {
     using tensor = typename B::tensor;
     const DecoderConfig& c = config_;
     auto w = [](const typename B::parameter& p) -> const typename B::weight& {
@@ -203,6 +207,7 @@ class DecoderModel {
       x = std::move(next);
     }
     EREDU_TRY(tensor xn, b.rms_norm(x, w(output_norm_), norm));
+    if (rows == LogitRows::kAll) return b.linear(xn, w(output_));
     return b.logits(xn, w(output_));
   }
 

@@ -1,0 +1,182 @@
+#pragma once
+// eredu-run's speculative decoding: --draft MODEL [--draft-max K] (a draft model of the same
+// backend and vocabulary) or --draft-ngram [N] (prompt lookup, no second model). The output is
+// plain generation's (greedy output is identical to it; sampled output is distributed as it);
+// stderr also reports the rounds, the acceptance rate (accepted / drafted) and tokens/s, and
+// --json adds them under "speculative".
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/generation/speculative/external_drafter.hpp"
+#include "eredu/generation/speculative/ngram_drafter.hpp"
+#include "eredu/generation/speculative/speculative_generation.hpp"
+#include "eredu/runtime/load_model.hpp"
+#include "eredu/text/gguf_tokenizer.hpp"
+#include "eredu/text/vocabulary_fingerprint.hpp"
+
+namespace eredu_run {
+
+struct SpeculativeOptions {
+  std::optional<std::string> draft_model;  // --draft MODEL
+  std::uint32_t draft_max = eredu::generation::speculative::SpeculativeOptions::kDefaultMaxDraft;
+  std::optional<std::uint32_t> ngram_order;  // --draft-ngram [N]
+  [[nodiscard]] bool enabled() const { return draft_model.has_value() || ngram_order.has_value(); }
+};
+
+inline void add_speculative_options(CLI::App& app, SpeculativeOptions& options) {
+  auto* draft = app.add_option("--draft", options.draft_model,
+                               "speculative decoding with this draft model (same vocabulary)");
+  auto* ngram = app.add_option("--draft-ngram", options.ngram_order,
+                               "speculative decoding with prompt-lookup drafts: match the last N "
+                               "tokens (default 3) in the history")
+                    ->expected(0, 1)
+                    ->default_str("3");
+  draft->excludes(ngram);
+  ngram->excludes(draft);
+  app.add_option("--draft-max", options.draft_max, "draft tokens verified per round (default 8)");
+}
+
+// An error message when the speculative options do not fit the rest of the command line.
+inline std::optional<std::string> check_speculative_options(const SpeculativeOptions& options,
+                                                            bool chat) {
+  if (!options.enabled()) return std::nullopt;
+  if (chat) return "--draft and --draft-ngram do not apply to --chat";
+  if (options.draft_max == 0 ||
+      options.draft_max > eredu::generation::speculative::SpeculativeOptions::kMaxDraft) {
+    return "--draft-max: must be 1.." +
+           std::to_string(eredu::generation::speculative::SpeculativeOptions::kMaxDraft);
+  }
+  return std::nullopt;
+}
+
+namespace detail {
+
+inline int speculative_error(const std::string& message) {
+  std::fprintf(stderr, "eredu-run: error: %s\n", message.c_str());
+  return 2;
+}
+
+template <typename Backend, typename Drafter>
+int generate(eredu::runtime::ModelRuntime<Backend>& runtime, Drafter& drafter,
+             const std::string& drafter_name, const SpeculativeOptions& options,
+             const eredu::text::Tokenizer& tokenizer,
+             const eredu::generation::TextGenerationRequest& request, bool json,
+             eredu::generation::CancellationToken& cancel) {
+  using eredu::generation::TokenId;
+  auto generation = eredu::generation::speculative::SpeculativeGeneration<Backend, Drafter>::create(
+      runtime, drafter, request, {.max_draft = options.draft_max});
+  if (!generation) return speculative_error(generation.error().what());
+  const auto piece_of = [&](TokenId id) { return tokenizer.token_to_piece(id); };
+  auto result = generation->run(cancel, piece_of, [&](std::string_view text) {
+    if (json) return;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  if (!result) return speculative_error(result.error().what());
+
+  const auto& g = result->generation;
+  const auto& s = result->statistics;
+  const auto& t = g.timings;
+  const double gen_tps = t.generation_tokens_per_second();
+  if (json) {
+    nlohmann::json out{
+        {"prompt_tokens", request.prompt},
+        {"generated_tokens", g.tokens},
+        {"text", g.text},
+        {"finish_reason", std::string(eredu::generation::to_string(g.finish_reason))},
+        {"timings",
+         {{"prompt_ms", t.prompt_seconds * 1000.0},
+          {"prompt_tokens_per_second", t.prompt_tokens_per_second(g.prompt_tokens)},
+          {"generation_ms", t.generation_seconds * 1000.0},
+          {"decoded_tokens", t.decoded_tokens},
+          {"generation_tokens_per_second", gen_tps}}},
+        {"speculative",
+         {{"drafter", drafter_name},
+          {"draft_max", options.draft_max},
+          {"rounds", s.rounds},
+          {"drafted", s.drafted},
+          {"accepted", s.accepted},
+          {"acceptance_rate", s.acceptance_rate()}}},
+    };
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  std::fprintf(
+      stderr,
+      "eredu-run: prompt: %lld tokens in %.2f ms (%.1f tokens/s)\n"
+      "eredu-run: generation: %lld tokens in %.2f ms (%.1f tokens/s); finish: %s\n"
+      "eredu-run: speculative (%s, up to %u drafts): %lld rounds, %lld drafted, %lld "
+      "accepted (acceptance %.1f%%), %.2f tokens per round\n",
+      static_cast<long long>(g.prompt_tokens), t.prompt_seconds * 1000.0,
+      t.prompt_tokens_per_second(g.prompt_tokens), static_cast<long long>(g.tokens.size()),
+      t.generation_seconds * 1000.0, gen_tps,
+      std::string(eredu::generation::to_string(g.finish_reason)).c_str(), drafter_name.c_str(),
+      options.draft_max, static_cast<long long>(s.rounds), static_cast<long long>(s.drafted),
+      static_cast<long long>(s.accepted), 100.0 * s.acceptance_rate(),
+      s.rounds > 0 ? static_cast<double>(t.decoded_tokens) / static_cast<double>(s.rounds) : 0.0);
+  return 0;
+}
+
+}  // namespace detail
+
+// Generates `request` speculatively on `runtime` (the target). The draft model, when there is
+// one, is loaded on a copy of the target's backend with `load_options`, after its tokenizer is
+// proven to be the target's.
+template <typename Backend, typename LoadOptions>
+int run_speculative(const SpeculativeOptions& options,
+                    eredu::runtime::ModelRuntime<Backend>& runtime,
+                    const eredu::text::Tokenizer& tokenizer,
+                    const eredu::generation::TextGenerationRequest& request,
+                    const LoadOptions& load_options, bool json,
+                    eredu::generation::CancellationToken& cancel) {
+  namespace spec = eredu::generation::speculative;
+  if (options.ngram_order) {
+    auto drafter = spec::NgramDrafter::create(*options.ngram_order);
+    if (!drafter) return detail::speculative_error("--draft-ngram: " + drafter.error().message());
+    return detail::generate(runtime, *drafter, "n-gram " + std::to_string(*options.ngram_order),
+                            options, tokenizer, request, json, cancel);
+  }
+  if constexpr (!std::is_copy_constructible_v<Backend>) {
+    return detail::speculative_error("--draft: this backend cannot load a second model yet");
+  } else {
+    const std::string& path = *options.draft_model;
+    auto gguf = eredu::checkpoint::GgufCheckpointSource::open(path);
+    if (!gguf) return detail::speculative_error("--draft: " + gguf.error().what());
+    auto draft_tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
+    if (!draft_tokenizer)
+      return detail::speculative_error("--draft: " + draft_tokenizer.error().what());
+    auto proof = eredu::text::prove_tokenizer_compatibility(tokenizer, **draft_tokenizer);
+    if (!proof)
+      return detail::speculative_error("--draft " + path + ": " + proof.error().message());
+    const auto started = std::chrono::steady_clock::now();
+    auto draft = eredu::runtime::load_model(Backend(runtime.backend()), path, load_options);
+    if (!draft) return detail::speculative_error("--draft: " + draft.error().what());
+    if (draft->session().n_vocab() != runtime.session().n_vocab()) {
+      return detail::speculative_error(
+          "--draft: the draft model scores " + std::to_string(draft->session().n_vocab()) +
+          " tokens, the target " + std::to_string(runtime.session().n_vocab()));
+    }
+    std::fprintf(
+        stderr, "eredu-run: draft model %s loaded in %.1f ms\n", path.c_str(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() * 1000.0);
+    auto drafter =
+        spec::ExternalDrafter<Backend>::create(std::move(draft).value(), *proof, request.sampling);
+    if (!drafter) return detail::speculative_error("--draft: " + drafter.error().what());
+    return detail::generate(runtime, *drafter, "draft model", options, tokenizer, request, json,
+                            cancel);
+  }
+}
+
+}  // namespace eredu_run

@@ -1,0 +1,91 @@
+#pragma once
+// Shared helpers of the speculative decoding tests: load a shared model on the CPU backend, run
+// plain TextGeneration (the reference every speculative run is compared with) and speculative
+// generation with a given drafter.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/generation/speculative/speculative_generation.hpp"
+#include "eredu/generation/text_generation.hpp"
+#include "eredu/runtime/load_model.hpp"
+#include "eredu/text/gguf_tokenizer.hpp"
+#include "shared_data.hpp"
+
+namespace eredu::testing::speculative {
+
+using Cpu = cpu::CpuBackend;
+using Runtime = runtime::ModelRuntime<Cpu>;
+using generation::TextGenerationRequest;
+using generation::TextGenerationResult;
+using generation::TokenId;
+
+inline std::filesystem::path model_path(const std::string& name) {
+  return models_dir() / name;
+}
+
+inline Runtime load(const std::filesystem::path& path) {
+  auto runtime = runtime::load_model(Cpu(cpu::CpuBackendOptions{2}), path, cpu::CpuLoadOptions{});
+  EXPECT_TRUE(runtime.has_value()) << runtime.error().what();
+  return std::move(runtime).value();
+}
+
+inline std::shared_ptr<const text::Tokenizer> tokenizer_of(const std::filesystem::path& path) {
+  auto gguf = checkpoint::GgufCheckpointSource::open(path);
+  EXPECT_TRUE(gguf.has_value()) << gguf.error().what();
+  auto tokenizer = text::make_tokenizer_from_gguf(gguf->primary());
+  EXPECT_TRUE(tokenizer.has_value()) << tokenizer.error().what();
+  return std::move(tokenizer).value();
+}
+
+inline TextGenerationRequest request_for(const text::Tokenizer& tokenizer,
+                                         const std::string& prompt, std::int64_t max_tokens) {
+  TextGenerationRequest request;
+  auto ids = tokenizer.encode(prompt, {.add_bos = true});
+  EXPECT_TRUE(ids.has_value());
+  request.prompt = *ids;
+  request.sampling = generation::SamplingConfig::greedy();
+  request.ignore_eos = true;
+  request.max_tokens = max_tokens;
+  return request;
+}
+
+inline auto piece_of(const text::Tokenizer& tokenizer) {
+  return [&tokenizer](TokenId id) { return tokenizer.token_to_piece(id); };
+}
+
+inline TextGenerationResult plain(Runtime& runtime, const text::Tokenizer& tokenizer,
+                                  const TextGenerationRequest& request) {
+  auto generation = generation::TextGeneration<Cpu>::create(runtime, request);
+  EXPECT_TRUE(generation.has_value()) << generation.error().what();
+  generation::CancellationToken cancel;
+  auto result = generation->run(cancel, piece_of(tokenizer), [](std::string_view) {});
+  EXPECT_TRUE(result.has_value()) << result.error().what();
+  return std::move(result).value();
+}
+
+template <typename D>
+generation::speculative::SpeculativeResult speculative(
+    Runtime& runtime, D& drafter, const text::Tokenizer& tokenizer,
+    const TextGenerationRequest& request, std::uint32_t k,
+    const generation::CancellationToken& cancel = {}) {
+  auto generation = generation::speculative::SpeculativeGeneration<Cpu, D>::create(
+      runtime, drafter, request, {.max_draft = k});
+  EXPECT_TRUE(generation.has_value()) << generation.error().what();
+  std::string streamed;
+  auto result = generation->run(cancel, piece_of(tokenizer),
+                                [&](std::string_view text) { streamed += text; });
+  EXPECT_TRUE(result.has_value()) << result.error().what();
+  EXPECT_EQ(streamed, result->generation.text);
+  return std::move(result).value();
+}
+
+}  // namespace eredu::testing::speculative
