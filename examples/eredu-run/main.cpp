@@ -197,6 +197,22 @@ eredu::Result<RunPlan> make_plan(const Options& options, const Factory& factory,
     EREDU_TRY(request.memory_budget_bytes, parse_size(options.memory_budget));
   }
   request.threads = static_cast<std::uint32_t>(options.threads);
+  const eredu_run::SpeculativeOptions& spec = options.speculative;
+  if (spec.ngram_order) {
+    auto ngram = eredu::plan::DraftingPlan::ngram(*spec.ngram_order);
+    if (!ngram) {
+      return eredu::fail(
+          eredu::Error(ngram.error().code(), "--draft-ngram: " + ngram.error().message())
+              .with_subject("--draft-ngram"));
+    }
+    request.drafting = std::move(ngram).value();
+  } else if (spec.draft_model) {
+    EREDU_TRY(request.drafting, eredu::plan::DraftingPlan::external(*spec.draft_model));
+    // The drafter's weights and cache count against the budget too (its headers only).
+    auto draft = eredu::runtime::inspect_artifact(*spec.draft_model);
+    if (!draft) return eredu::fail(std::move(draft).error().with_subject("--draft"));
+    EREDU_TRY(request.draft_model, eredu::plan::inspect_model_requirements(*draft));
+  }
   EREDU_TRY(auto planned, eredu::plan::plan_automatically(factory, *inspection, request));
   return RunPlan{std::move(planned.plan), std::move(planned.report)};
 }
@@ -312,6 +328,34 @@ int run_on(const Options& options, const Factory& factory) {
   std::fprintf(stderr, "eredu-run: loaded in %.1f ms (context %u positions)\n", ms(load_seconds),
                runtime->session().max_positions());
 
+  // The plan's drafting, realized by the backend's factory: prompt lookup, or the draft model
+  // materialized on the target's device after its tokenizer is proven to be the target's.
+  std::optional<eredu::plan::RealizedDrafting<eredu::runtime::ModelRuntime<Backend>>>
+      realized_drafting;
+  std::optional<eredu::plan::TokenizerCompatibilityProof> proof;
+  if (plan->plan.drafting().kind() != eredu::plan::DraftingPlan::Kind::kDisabled) {
+    std::optional<eredu::plan::ExternalDraftArtifact<typename Backend::model_config>> artifact;
+    if (plan->plan.drafting().is_external()) {
+      const std::string& draft_path = plan->plan.drafting().external_model();
+      auto prepared = eredu_run::prepare_draft_artifact(draft_path, runtime->backend(), **tokenizer,
+                                                        target->load_options);
+      if (!prepared) return error_exit("--draft " + draft_path + ": " + prepared.error().what());
+      proof = prepared->tokenizer;
+      artifact = std::move(prepared).value();
+    }
+    const auto draft_start = std::chrono::steady_clock::now();
+    auto realized = eredu::runtime::realize_execution_plan_drafting(factory, plan->plan, *runtime,
+                                                                    std::move(artifact));
+    if (!realized) return error_exit(realized.error().what());
+    realized_drafting = std::move(realized).value();
+    if (proof) {
+      std::fprintf(stderr, "eredu-run: draft model %s loaded in %.1f ms\n",
+                   plan->plan.drafting().external_model().c_str(),
+                   ms(std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start)
+                          .count()));
+    }
+  }
+
   if (options.chat) {
     eredu_run::ChatOptions chat;
     chat.template_file = options.chat_template_file;
@@ -346,9 +390,10 @@ int run_on(const Options& options, const Factory& factory) {
     std::fwrite(prompt_text->data(), 1, prompt_text->size(), stdout);
     std::fflush(stdout);
   }
-  if (options.speculative.enabled()) {
-    const int code = eredu_run::run_speculative(options.speculative, *runtime, **tokenizer, request,
-                                                target->load_options, options.json, cancel);
+  if (realized_drafting) {
+    const int code =
+        eredu_run::run_speculative(options.speculative, *runtime, **tokenizer, request,
+                                   std::move(*realized_drafting), proof, options.json, cancel);
     std::signal(SIGINT, SIG_DFL);
     g_cancel.store(nullptr);
     return code;
@@ -405,10 +450,11 @@ int run(const Options& options) {
     return error_exit("-n: must be -1 (until the context is full) or a count >= 0, got " +
                       std::to_string(options.n_predict));
   }
-  if (options.plan != "auto" &&
-      (options.ctx_size != 0 || !options.kv_type.empty() || !options.memory_budget.empty())) {
+  if (options.plan != "auto" && (options.ctx_size != 0 || !options.kv_type.empty() ||
+                                 !options.memory_budget.empty() || options.speculative.enabled())) {
     return error_exit(
-        "-c, --kv-type and --memory-budget plan a run; with --plan FILE the plan sets them");
+        "-c, --kv-type, --memory-budget, --draft and --draft-ngram plan a run; with --plan FILE "
+        "the plan sets them");
   }
   if (auto valid = options.sampling.validate(); !valid) {
     return error_exit(flag_of(valid.error().subject()) + ": " + valid.error().message());

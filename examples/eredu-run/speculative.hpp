@@ -13,13 +13,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 
 #include "eredu/checkpoint/gguf_source.hpp"
 #include "eredu/generation/speculative/external_drafter.hpp"
 #include "eredu/generation/speculative/ngram_drafter.hpp"
 #include "eredu/generation/speculative/speculative_generation.hpp"
+#include "eredu/plan/realization.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "eredu/text/gguf_tokenizer.hpp"
 #include "eredu/text/vocabulary_fingerprint.hpp"
@@ -131,52 +131,50 @@ int generate(eredu::runtime::ModelRuntime<Backend>& runtime, Drafter& drafter,
 
 }  // namespace detail
 
-// Generates `request` speculatively on `runtime` (the target). The draft model, when there is
-// one, is loaded on a copy of the target's backend with `load_options`, after its tokenizer is
-// proven to be the target's.
-template <typename Backend, typename LoadOptions>
+// The draft model of --draft PATH prepared for `backend` (headers only: nothing is read but its
+// metadata and tokenizer), with the proof that its tokenizer is the target's. The plan's
+// realize_drafting then materializes it on the target's device.
+template <typename Backend>
+eredu::Result<eredu::plan::ExternalDraftArtifact<typename Backend::model_config>>
+prepare_draft_artifact(const std::string& path, const Backend& backend,
+                       const eredu::text::Tokenizer& tokenizer,
+                       const typename Backend::load_options& load_options) {
+  EREDU_TRY(auto gguf, eredu::checkpoint::GgufCheckpointSource::open(path));
+  EREDU_TRY(auto draft_tokenizer, eredu::text::make_tokenizer_from_gguf(gguf.primary()));
+  auto proof = eredu::text::prove_tokenizer_compatibility(tokenizer, *draft_tokenizer);
+  if (!proof) return eredu::fail(std::move(proof).error().with_path(path));
+  EREDU_TRY(auto inspection, eredu::runtime::inspect_artifact(path));
+  auto config = eredu::runtime::plan_inspected_model(backend, inspection, load_options);
+  if (!config) return eredu::fail(std::move(config).error());
+  return eredu::plan::ExternalDraftArtifact<typename Backend::model_config>{
+      std::move(config).value(), std::move(proof).value()};
+}
+
+// Generates `request` speculatively on `runtime` (the target) with the drafting the plan realized:
+// prompt lookup, or the draft model's runtime (with the tokenizer proof it was prepared with).
+template <typename Backend>
 int run_speculative(const SpeculativeOptions& options,
                     eredu::runtime::ModelRuntime<Backend>& runtime,
                     const eredu::text::Tokenizer& tokenizer,
                     const eredu::generation::TextGenerationRequest& request,
-                    const LoadOptions& load_options, bool json,
+                    eredu::plan::RealizedDrafting<eredu::runtime::ModelRuntime<Backend>>&& realized,
+                    const std::optional<eredu::plan::TokenizerCompatibilityProof>& proof, bool json,
                     eredu::generation::CancellationToken& cancel) {
   namespace spec = eredu::generation::speculative;
-  if (options.ngram_order) {
-    auto drafter = spec::NgramDrafter::create(*options.ngram_order);
+  if (realized.kind() == eredu::plan::DraftingPlan::Kind::kNgram) {
+    auto drafter = spec::NgramDrafter::create(realized.ngram_size());
     if (!drafter) return detail::speculative_error("--draft-ngram: " + drafter.error().message());
-    return detail::generate(runtime, *drafter, "n-gram " + std::to_string(*options.ngram_order),
+    return detail::generate(runtime, *drafter, "n-gram " + std::to_string(realized.ngram_size()),
                             options, tokenizer, request, json, cancel);
   }
-  if constexpr (!std::is_copy_constructible_v<Backend>) {
-    return detail::speculative_error("--draft: this backend cannot load a second model yet");
-  } else {
-    const std::string& path = *options.draft_model;
-    auto gguf = eredu::checkpoint::GgufCheckpointSource::open(path);
-    if (!gguf) return detail::speculative_error("--draft: " + gguf.error().what());
-    auto draft_tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
-    if (!draft_tokenizer)
-      return detail::speculative_error("--draft: " + draft_tokenizer.error().what());
-    auto proof = eredu::text::prove_tokenizer_compatibility(tokenizer, **draft_tokenizer);
-    if (!proof)
-      return detail::speculative_error("--draft " + path + ": " + proof.error().message());
-    const auto started = std::chrono::steady_clock::now();
-    auto draft = eredu::runtime::load_model(Backend(runtime.backend()), path, load_options);
-    if (!draft) return detail::speculative_error("--draft: " + draft.error().what());
-    if (draft->session().n_vocab() != runtime.session().n_vocab()) {
-      return detail::speculative_error(
-          "--draft: the draft model scores " + std::to_string(draft->session().n_vocab()) +
-          " tokens, the target " + std::to_string(runtime.session().n_vocab()));
-    }
-    std::fprintf(
-        stderr, "eredu-run: draft model %s loaded in %.1f ms\n", path.c_str(),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() * 1000.0);
-    auto drafter =
-        spec::ExternalDrafter<Backend>::create(std::move(draft).value(), *proof, request.sampling);
-    if (!drafter) return detail::speculative_error("--draft: " + drafter.error().what());
-    return detail::generate(runtime, *drafter, "draft model", options, tokenizer, request, json,
-                            cancel);
+  if (realized.drafter() == nullptr || !proof) {
+    return detail::speculative_error("the plan realized no draft model");
   }
+  auto drafter = spec::ExternalDrafter<Backend>::create(std::move(*realized.drafter()), *proof,
+                                                        request.sampling);
+  if (!drafter) return detail::speculative_error("--draft: " + drafter.error().what());
+  return detail::generate(runtime, *drafter, "draft model", options, tokenizer, request, json,
+                          cancel);
 }
 
 }  // namespace eredu_run

@@ -10,6 +10,23 @@
 namespace eredu::generation {
 namespace {
 
+// exp((logit - max) / temperature) of the first `n` candidates into `weights`; returns their sum
+// (what draw() samples from and distribution() normalizes, computed once for both).
+template <typename Candidate>
+double softmax_weights(const Candidate* candidates, std::size_t n, float temperature,
+                       double* weights) {
+  float max_logit = candidates[0].logit;
+  for (std::size_t i = 1; i < n; ++i)
+    max_logit = std::max(max_logit, candidates[i].logit);
+  const double inv_temperature = 1.0 / static_cast<double>(temperature);
+  double total = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    weights[i] = std::exp((static_cast<double>(candidates[i].logit) - max_logit) * inv_temperature);
+    total += weights[i];
+  }
+  return total;
+}
+
 Unexpected<Error> bad_logits(std::string message) {
   return fail(Error(ErrorCode::kInvalidArgument, std::move(message)).with_subject("logits"));
 }
@@ -170,16 +187,8 @@ void Sampler::keep_min_p() {
 
 // Softmax of logit / temperature over the live candidates, then one inverse-CDF draw.
 TokenId Sampler::draw() {
-  float max_logit = candidates_[0].logit;
-  for (std::size_t i = 1; i < n_candidates_; ++i)
-    max_logit = std::max(max_logit, candidates_[i].logit);
-  const double inv_temperature = 1.0 / static_cast<double>(config_.temperature);
-  double total = 0.0;
-  for (std::size_t i = 0; i < n_candidates_; ++i) {
-    weights_[i] =
-        std::exp((static_cast<double>(candidates_[i].logit) - max_logit) * inv_temperature);
-    total += weights_[i];
-  }
+  const double total =
+      softmax_weights(candidates_.data(), n_candidates_, config_.temperature, weights_.data());
   const double target = rng_.next_double() * total;
   double cumulative = 0.0;
   std::size_t last_positive = 0;
@@ -229,16 +238,8 @@ Result<void> Sampler::distribution(std::span<const float> logits, std::span<floa
   keep_top_p();
   keep_min_p();
   // The weights draw() would use, normalized.
-  float max_logit = candidates_[0].logit;
-  for (std::size_t i = 1; i < n_candidates_; ++i)
-    max_logit = std::max(max_logit, candidates_[i].logit);
-  const double inv_temperature = 1.0 / static_cast<double>(config_.temperature);
-  double total = 0.0;
-  for (std::size_t i = 0; i < n_candidates_; ++i) {
-    weights_[i] =
-        std::exp((static_cast<double>(candidates_[i].logit) - max_logit) * inv_temperature);
-    total += weights_[i];
-  }
+  const double total =
+      softmax_weights(candidates_.data(), n_candidates_, config_.temperature, weights_.data());
   for (std::size_t i = 0; i < n_candidates_; ++i) {
     probs[static_cast<std::size_t>(candidates_[i].id)] = static_cast<float>(weights_[i] / total);
   }

@@ -55,7 +55,12 @@ MemoryEstimate estimate(const ModelRequirements& r, const PlanRequest& request, 
   m.kv_cache = r.kv_bytes(kv, context);
   m.activations =
       r.activation_bytes(std::min(context, kPlanningBatch), context, estimate_threads(request));
-  m.drafter = request.draft_model_bytes;
+  if (request.draft_model) {
+    const ModelRequirements& d = *request.draft_model;
+    m.drafter =
+        d.weight_bytes + d.kv_bytes(kv, context) +
+        d.activation_bytes(std::min(context, kPlanningBatch), context, estimate_threads(request));
+  }
   return m;
 }
 
@@ -207,7 +212,13 @@ Result<PlannedExecution> plan_execution(const BackendId& backend, const Hardware
     report.decisions.push_back("threads: " + (request.threads != 0
                                                   ? std::to_string(request.threads) + " (requested)"
                                                   : std::string("the backend's default")));
-    report.decisions.push_back("drafting: " + std::string(to_string(request.drafting.kind())));
+    std::string drafting(to_string(request.drafting.kind()));
+    if (request.drafting.is_external()) drafting += " (" + request.drafting.external_model() + ")";
+    if (request.drafting.is_ngram()) {
+      drafting +=
+          " (prompt lookup of up to " + std::to_string(request.drafting.ngram_size()) + " tokens)";
+    }
+    report.decisions.push_back("drafting: " + drafting);
     if (context > trained) {
       report.warnings.push_back("the context of " + std::to_string(context) +
                                 " positions exceeds the " + std::to_string(trained) +

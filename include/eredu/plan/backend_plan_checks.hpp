@@ -70,7 +70,7 @@ realize_drafting_on(const ExecutionPlan& plan, const runtime::ModelRuntime<B>& t
   if (!draft) {
     return Unexpected(AutomaticPlanningError::backend(
         "realize_drafting on the " + std::string(backend) + " backend",
-        to_eredu_error(std::move(draft).error())));
+        runtime::to_eredu_error(std::move(draft).error())));
   }
   if (draft->session().n_vocab() != target.session().n_vocab()) {
     return invalid(ErrorCode::kInvalidModel,

@@ -52,7 +52,9 @@ struct PlanRequest {
   std::optional<std::string> device;                 // a device id (--device)
   std::uint32_t threads = 0;                         // 0: the backend's default
   DraftingPlan drafting = DraftingPlan::disabled();
-  std::uint64_t draft_model_bytes = 0;  // an external drafter's weights and cache, when drafting
+  // An external drafter's requirements: its weights, its own KV cache of the planned context and
+  // its scratch count against the budget too.
+  std::optional<ModelRequirements> draft_model;
 };
 
 // Where the planned bytes go.

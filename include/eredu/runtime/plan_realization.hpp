@@ -145,9 +145,9 @@ realize_execution_plan_drafting(
   if (realized.kind() != execution_plan.drafting().kind()) {
     return detail::invalid_plan(
         ErrorCode::kInternal,
-        std::string("the factory realized drafting '") +
-            (realized.kind() == plan::DraftingPlan::Kind::kExternal ? "external" : "disabled") +
-            "' but the plan asks for '" + (external ? "external" : "disabled") + "'",
+        "the factory realized drafting '" + std::string(plan::to_string(realized.kind())) +
+            "' but the plan asks for '" +
+            std::string(plan::to_string(execution_plan.drafting().kind())) + "'",
         "drafting");
   }
   return realized;

@@ -157,6 +157,34 @@ TEST(Planner, ADeviceWithoutMemoryFiguresIsPlannedWithAWarning) {
   EXPECT_NE(planned->report.warnings[0].find("not checked against memory"), std::string::npos);
 }
 
+TEST(Planner, AnExternalDraftModelsWeightsCacheAndScratchCountAgainstTheBudget) {
+  ModelRequirements draft = llama_like();
+  draft.weight_bytes = 200ull << 20;
+  draft.geometry.n_layer = 4;  // 4 layers x 8 x 64 x 2 (K, V) x 2 bytes per position
+  PlanRequest request;
+  request.threads = 1;
+  request.drafting = DraftingPlan::external("draft.gguf").value();
+  request.draft_model = draft;
+  const auto planned =
+      plan_execution(cpu(), one_cpu(16ull << 30), llama_like(), request, admit_all);
+  ASSERT_TRUE(planned.has_value()) << planned.error().what();
+  EXPECT_EQ(planned->report.memory.drafter,
+            (200ull << 20) + 4096ull * 4 * 8 * 64 * 2 * 2 + draft.activation_bytes(512, 4096, 1));
+  EXPECT_TRUE(planned->plan.drafting().is_external());
+
+  // A budget the target alone fits at 4096 positions, but not with the drafter.
+  PlanRequest alone;
+  alone.threads = 1;
+  const std::uint64_t target_only =
+      plan_execution(cpu(), one_cpu(16ull << 30), llama_like(), alone, admit_all)
+          ->report.memory.total();
+  request.memory_budget_bytes = target_only + (100ull << 20);
+  const auto shrunk = plan_execution(cpu(), one_cpu({}), llama_like(), request, admit_all);
+  ASSERT_TRUE(shrunk.has_value()) << shrunk.error().what();
+  EXPECT_LT(shrunk->plan.session().context_length, 4096u);
+  EXPECT_LE(shrunk->report.memory.total(), *request.memory_budget_bytes);
+}
+
 TEST(RequestAdmission, APromptPlusRequestedTokensBeyondTheContextIsRejectedWithTheNumbers) {
   const auto rejected = admit_request({100, 400}, {256, 1, {}}, llama_like());
   ASSERT_FALSE(rejected.has_value());

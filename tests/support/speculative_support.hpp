@@ -1,7 +1,8 @@
 #pragma once
-// Shared helpers of the speculative decoding tests: load a shared model on the CPU backend, run
-// plain TextGeneration (the reference every speculative run is compared with) and speculative
-// generation with a given drafter.
+// Shared helpers of the speculative decoding tests (CPU in tests/e2e/speculative, Vulkan in
+// tests/e2e/vulkan_backend): load a shared model on the CPU backend, run plain TextGeneration
+// (the reference every speculative run is compared with) and speculative generation with a given
+// drafter, on any backend's runtime.
 
 #include <gtest/gtest.h>
 
@@ -62,9 +63,10 @@ inline auto piece_of(const text::Tokenizer& tokenizer) {
   return [&tokenizer](TokenId id) { return tokenizer.token_to_piece(id); };
 }
 
-inline TextGenerationResult plain(Runtime& runtime, const text::Tokenizer& tokenizer,
-                                  const TextGenerationRequest& request) {
-  auto generation = generation::TextGeneration<Cpu>::create(runtime, request);
+template <typename B>
+TextGenerationResult plain(runtime::ModelRuntime<B>& runtime, const text::Tokenizer& tokenizer,
+                           const TextGenerationRequest& request) {
+  auto generation = generation::TextGeneration<B>::create(runtime, request);
   EXPECT_TRUE(generation.has_value()) << generation.error().what();
   generation::CancellationToken cancel;
   auto result = generation->run(cancel, piece_of(tokenizer), [](std::string_view) {});
@@ -72,12 +74,12 @@ inline TextGenerationResult plain(Runtime& runtime, const text::Tokenizer& token
   return std::move(result).value();
 }
 
-template <typename D>
+template <typename B, typename D>
 generation::speculative::SpeculativeResult speculative(
-    Runtime& runtime, D& drafter, const text::Tokenizer& tokenizer,
+    runtime::ModelRuntime<B>& runtime, D& drafter, const text::Tokenizer& tokenizer,
     const TextGenerationRequest& request, std::uint32_t k,
     const generation::CancellationToken& cancel = {}) {
-  auto generation = generation::speculative::SpeculativeGeneration<Cpu, D>::create(
+  auto generation = generation::speculative::SpeculativeGeneration<B, D>::create(
       runtime, drafter, request, {.max_draft = k});
   EXPECT_TRUE(generation.has_value()) << generation.error().what();
   std::string streamed;
