@@ -295,18 +295,21 @@ int run_on(const Options& options, const Factory& factory) {
   auto tokenizer = eredu::text::make_tokenizer_from_gguf(gguf->primary());
   if (!tokenizer) return error_exit(tokenizer.error().what());
 
-  // The request is admitted (positions, state memory) before any weight is read.
+  // The model is admitted once (headers only); the request is checked against that admission
+  // (positions, state memory) before any weight is read, and the same admission is loaded.
+  auto config = eredu::runtime::plan_inspected_model(backend, *inspection, target->load_options);
+  if (!config) return error_exit(config.error().what());
   std::vector<TokenId> prompt;
   if (!options.chat) {
     auto encoded = (*tokenizer)->encode(*prompt_text, {.add_bos = true});
     if (!encoded) return error_exit(encoded.error().what());
     prompt = std::move(encoded).value();
-    auto requirements = eredu::plan::inspect_model_requirements(*inspection);
+    // The planner's report already holds the requirements; a saved plan has no report.
+    auto requirements =
+        plan->report ? eredu::Result<eredu::plan::ModelRequirements>(plan->report->requirements)
+                     : eredu::plan::inspect_model_requirements(*inspection);
     if (!requirements) return error_exit(requirements.error().what());
-    auto admission =
-        eredu::runtime::plan_inspected_model(backend, *inspection, target->load_options);
-    if (!admission) return error_exit(admission.error().what());
-    const std::uint32_t context = admission->selected.admission.max_positions;
+    const std::uint32_t context = config->selected.admission.max_positions;
     eredu::plan::SessionShape session{context, static_cast<std::uint32_t>(options.threads), {}};
     if (auto devices = backend.devices(); devices && !devices->empty()) {
       session.free_memory_bytes = devices->front().descriptor.free_memory_bytes;
@@ -320,9 +323,13 @@ int run_on(const Options& options, const Factory& factory) {
   }
   std::fprintf(stderr, "eredu-run: tokenizer: %zu tokens; materializing weights\n",
                (*tokenizer)->vocab_size());
-  auto runtime = eredu::runtime::prepare_inspected_model(std::move(backend), *inspection,
-                                                         target->load_options);
-  if (!runtime) return error_exit(runtime.error().what());
+  auto runtime =
+      eredu::runtime::ModelRuntime<Backend>::prepare(std::move(backend), std::move(*config));
+  if (!runtime) {
+    return error_exit(eredu::runtime::to_eredu_error(std::move(runtime).error())
+                          .with_path(inspection->path.string())
+                          .what());
+  }
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   std::fprintf(stderr, "eredu-run: loaded in %.1f ms (context %u positions)\n", ms(load_seconds),
