@@ -178,10 +178,11 @@ TEST(TiledMatmul, FloatDecodedBatchesOfUpTo16TokensAreBitIdenticalToTheOneTokenP
     const auto* table = eredu::cpu::kernels_for(isa);
     if (table == nullptr) continue;
     for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-      for (std::size_t tokens : {2, 5, 9, 16}) {
+      for (std::size_t tokens : {2, 3, 4, 5, 7, 9, 16}) {
         std::mt19937 rng(900 + static_cast<unsigned>(dtype) + static_cast<unsigned>(tokens));
         const std::size_t rows = 37;
-        const std::size_t cols = dtype == DType::kF32 ? 64 * 3 + 5 : 64 * 3;
+        // Row lengths with a tail after the 32-wide steps, and one after the 8-wide steps too.
+        const std::size_t cols = 64 * 3 + 8 + tokens % 8;
         const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
         const MatrixView w{dtype, bytes.data(), rows, cols};
         const auto x = random_floats(rng, tokens * cols);

@@ -257,11 +257,16 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     x = rounded;
   }
 
-  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row.
+  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row. Several tokens
+  // (a speculative verification) share each row read: the token kernel gives each the same value.
   if (w.dtype == DType::kF16 && ops.dot_f16_f32 != nullptr) {
     auto f16_rows = [&](std::size_t r0, std::size_t r1) {
       for (std::size_t o = r0; o < r1; ++o) {
         const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
+        if (n_tokens > 1 && ops.dot_f16_f32_tokens != nullptr) {
+          ops.dot_f16_f32_tokens(row, x, w.cols, n_tokens, w.cols, y + o, w.rows);
+          continue;
+        }
         for (std::size_t t = 0; t < n_tokens; ++t)
           y[t * w.rows + o] = ops.dot_f16_f32(row, x + t * w.cols, w.cols);
       }
@@ -283,6 +288,11 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
           continue;
         }
         const float* decoded = decode_row(ops, w.dtype, row, w.cols, buffer);
+        if (t1 - t0 > 1 && ops.dot_f32_tokens != nullptr) {
+          ops.dot_f32_tokens(decoded, x + t0 * w.cols, w.cols, t1 - t0, w.cols, y + t0 * w.rows + o,
+                             w.rows);
+          continue;
+        }
         for (std::size_t t = t0; t < t1; ++t) {
           y[t * w.rows + o] = ops.dot_f32(decoded, x + t * w.cols, w.cols);
         }

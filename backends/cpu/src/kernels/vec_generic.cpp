@@ -44,6 +44,8 @@ constexpr VecOps kGenericOps{
     .axpy_f32 = axpy_f32,
     .f16_to_f32 = f16_to_f32,
     .dot_f16_f32 = nullptr,
+    .dot_f32_tokens = nullptr,
+    .dot_f16_f32_tokens = nullptr,
     .quantize_act_q8 = nullptr,
     .quant_row_dot = no_quant_row_dot,
     .quantize_act_q8k = nullptr,

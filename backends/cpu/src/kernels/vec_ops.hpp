@@ -66,6 +66,14 @@ struct VecOps {
   // dot_f32(widen(a), b) with the F16 row widened in registers (same accumulators and order, so
   // bit-identical to widening into a buffer first); null: widen, then dot_f32.
   float (*dot_f16_f32)(const std::uint16_t* a, const float* b, std::size_t n);
+  // One weight row against n_tokens activation rows `ldx` floats apart, reading the row once per
+  // few tokens: out[t * out_stride] = dot_f32(a, x + t * ldx, n) (resp. dot_f16_f32), bit for bit.
+  // Null: one dot per token.
+  void (*dot_f32_tokens)(const float* a, const float* x, std::size_t ldx, std::size_t n_tokens,
+                         std::size_t n, float* out, std::size_t out_stride);
+  void (*dot_f16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
+                             std::size_t n_tokens, std::size_t n, float* out,
+                             std::size_t out_stride);
   // Quantizes n (multiple of 32) floats to ActQ8Blocks; null when the ISA has no integer path.
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).

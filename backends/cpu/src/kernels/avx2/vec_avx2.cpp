@@ -67,6 +67,112 @@ float dot_f16_f32(const std::uint16_t* a, const float* b, std::size_t n) {
   return sum;
 }
 
+// A weight row as the token kernels read it: load(i) gives weights i .. i + 7 as floats, weight(i)
+// weight i, and prefetch(i) asks for the cache line `kAhead` weights on (the row is streamed from
+// memory once, by the first token group; the prefetch keeps that stream ahead of the heavier
+// per-row arithmetic).
+struct RowF32 {
+  static constexpr std::size_t kAhead = 256;  // 1 KiB ahead
+  const float* a;
+  __m256 load(std::size_t i) const { return _mm256_loadu_ps(a + i); }
+  float weight(std::size_t i) const { return a[i]; }
+  void prefetch(std::size_t i) const {
+    _mm_prefetch(reinterpret_cast<const char*>(a + i + kAhead), _MM_HINT_T0);
+  }
+};
+struct RowF16 {
+  static constexpr std::size_t kAhead = 512;  // 1 KiB ahead
+  const std::uint16_t* a;
+  __m256 load(std::size_t i) const {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+  }
+  float weight(std::size_t i) const { return half_to_float(a[i]); }
+  void prefetch(std::size_t i) const {
+    _mm_prefetch(reinterpret_cast<const char*>(a + i + kAhead), _MM_HINT_T0);
+  }
+};
+
+// One weight row against a group of kTokens activation rows, the row read once for the group: each
+// token keeps its own four accumulators and is fed exactly the products dot_f32 feeds them, in the
+// same order (the same steps of 32, then of 8, the same reduction, the same scalar tail), so every
+// out[t * out_stride] is bit-identical to the one-token dot. A speculative verification thus reads
+// each weight row once per three tokens instead of once per token. The prefetch (first group only:
+// later groups find the row in cache) reads no value, so it cannot change one.
+template <int kTokens, bool kPrefetch, typename Row>
+void dot_token_group(Row row, const float* x, std::size_t ldx, std::size_t n, float* out,
+                     std::size_t out_stride) {
+  __m256 acc[kTokens][4];
+  for (int t = 0; t < kTokens; ++t)
+    for (int c = 0; c < 4; ++c)
+      acc[t][c] = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    if constexpr (kPrefetch) row.prefetch(i);
+    const __m256 w0 = row.load(i), w1 = row.load(i + 8), w2 = row.load(i + 16),
+                 w3 = row.load(i + 24);
+    for (int t = 0; t < kTokens; ++t) {
+      const float* xt = x + static_cast<std::size_t>(t) * ldx + i;
+      acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt), acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xt + 8), acc[t][1]);
+      acc[t][2] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xt + 16), acc[t][2]);
+      acc[t][3] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xt + 24), acc[t][3]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 w0 = row.load(i);
+    for (int t = 0; t < kTokens; ++t)
+      acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + static_cast<std::size_t>(t) * ldx + i),
+                                  acc[t][0]);
+  }
+  for (int t = 0; t < kTokens; ++t) {
+    const float* xt = x + static_cast<std::size_t>(t) * ldx;
+    float sum = hsum(
+        _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), _mm256_add_ps(acc[t][2], acc[t][3])));
+    for (std::size_t j = i; j < n; ++j)
+      sum += row.weight(j) * xt[j];
+    out[static_cast<std::size_t>(t) * out_stride] = sum;
+  }
+}
+
+// Any number of tokens: groups of three (12 accumulators and 4 weight vectors fill the 16
+// registers; groups of two measured slower), then the remainder.
+template <typename Row>
+void dot_tokens(Row row, const float* x, std::size_t ldx, std::size_t n_tokens, std::size_t n,
+                float* out, std::size_t out_stride) {
+  std::size_t t = 0;
+  for (; t + 3 <= n_tokens; t += 3) {
+    if (t == 0) {
+      dot_token_group<3, true>(row, x, ldx, n, out, out_stride);
+    } else {
+      dot_token_group<3, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+    }
+  }
+  const bool first = t == 0;
+  if (n_tokens - t == 2) {
+    if (first) {
+      dot_token_group<2, true>(row, x, ldx, n, out, out_stride);
+    } else {
+      dot_token_group<2, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+    }
+  } else if (n_tokens - t == 1) {
+    if (first) {
+      dot_token_group<1, true>(row, x, ldx, n, out, out_stride);
+    } else {
+      dot_token_group<1, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+    }
+  }
+}
+
+void dot_f32_tokens(const float* a, const float* x, std::size_t ldx, std::size_t n_tokens,
+                    std::size_t n, float* out, std::size_t out_stride) {
+  dot_tokens(RowF32{a}, x, ldx, n_tokens, n, out, out_stride);
+}
+
+void dot_f16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
+                        std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
+  dot_tokens(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
+}
+
 void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
   const __m256 va = _mm256_set1_ps(alpha);
   std::size_t i = 0;
@@ -433,6 +539,8 @@ constexpr VecOps kAvx2Ops{
     .axpy_f32 = axpy_f32,
     .f16_to_f32 = f16_to_f32,
     .dot_f16_f32 = dot_f16_f32,
+    .dot_f32_tokens = dot_f32_tokens,
+    .dot_f16_f32_tokens = dot_f16_f32_tokens,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,
     .quantize_act_q8k = quantize_act_q8k_avx2,
