@@ -101,7 +101,9 @@ BackendListing vulkan_devices() {
     device.properties.push_back({"max_push_constants_size", c.max_push_constants_size});
     Json heaps = Json::array();
     for (const vulkan::MemoryHeap& heap : c.heaps) {
-      heaps.push_back(Json{{"size_bytes", heap.size}, {"device_local", heap.device_local}});
+      Json entry{{"size_bytes", heap.size}, {"device_local", heap.device_local}};
+      if (heap.available) entry["available_bytes"] = *heap.available;
+      heaps.push_back(std::move(entry));
     }
     device.properties.push_back({"heaps", std::move(heaps)});
     listing.devices.push_back(std::move(device));
@@ -139,6 +141,9 @@ std::string value_text(const std::string& key, const Json& value) {
       if (!out.empty()) out += ", ";
       out += human_bytes(heap.value("size_bytes", std::uint64_t{0}));
       if (heap.value("device_local", false)) out += " device-local";
+      if (heap.contains("available_bytes")) {
+        out += " (" + human_bytes(heap["available_bytes"].get<std::uint64_t>()) + " free)";
+      }
     }
     return out.empty() ? "none" : out;
   }

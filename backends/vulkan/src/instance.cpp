@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "eredu/backends/vulkan/device.hpp"
 
@@ -99,6 +101,17 @@ DeviceType device_type(VkPhysicalDeviceType t) {
   }
 }
 
+bool supports_device_extension(VkPhysicalDevice pd, std::string_view name) {
+  std::uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, extensions.data()) != VK_SUCCESS) {
+    return false;
+  }
+  return std::any_of(extensions.begin(), extensions.begin() + n,
+                     [&](const VkExtensionProperties& e) { return name == e.extensionName; });
+}
+
 DeviceInfo describe(VkPhysicalDevice pd, std::uint32_t index) {
   DeviceInfo info;
   info.index = index;
@@ -137,11 +150,30 @@ DeviceInfo describe(VkPhysicalDevice pd, std::uint32_t index) {
     c.subgroup_arithmetic =
         compute && (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
   }
-  VkPhysicalDeviceMemoryProperties mem{};
-  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  // Heap sizes, and with VK_EXT_memory_budget what is still free in each (a physical-device query:
+  // the extension need only be supported, not enabled on a device).
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{};
+  budget.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT;
+  VkPhysicalDeviceMemoryProperties2 mem2{};
+  mem2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2;
+  const bool has_budget = props.apiVersion >= VK_API_VERSION_1_1 &&
+                          supports_device_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (has_budget) mem2.pNext = &budget;
+  if (props.apiVersion >= VK_API_VERSION_1_1) {
+    vkGetPhysicalDeviceMemoryProperties2(pd, &mem2);
+  } else {
+    vkGetPhysicalDeviceMemoryProperties(pd, &mem2.memoryProperties);
+  }
+  const VkPhysicalDeviceMemoryProperties& mem = mem2.memoryProperties;
   for (std::uint32_t i = 0; i < mem.memoryHeapCount; ++i) {
-    c.heaps.push_back({mem.memoryHeaps[i].size,
-                       (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0});
+    MemoryHeap heap{mem.memoryHeaps[i].size,
+                    (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0};
+    if (has_budget && budget.heapBudget[i] > 0) {
+      heap.available = budget.heapBudget[i] > budget.heapUsage[i]
+                           ? budget.heapBudget[i] - budget.heapUsage[i]
+                           : 0;
+    }
+    c.heaps.push_back(heap);
   }
   std::uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);

@@ -5,7 +5,9 @@
 #ifdef EREDU_HAVE_VULKAN_BACKEND
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -99,6 +101,39 @@ TEST(VulkanDevice, DiscoveryReportsEveryDeviceWithCapabilitiesAndHeaps) {
   const DeviceInfo& chosen = VulkanTestContext::get().device()->info();
   EXPECT_TRUE(chosen.usable());
   EXPECT_GE(chosen.caps.api_version, static_cast<std::uint32_t>(VK_API_VERSION_1_2));
+}
+
+TEST(VulkanDevice, ReportedFreeMemoryIsTheDeviceLocalHeapsBudgetAndAbsentWhereAnyIsUnknown) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  DeviceInfo gpu = fake_device(0, "GPU", DeviceType::kDiscreteGpu, true);
+  gpu.caps.heaps = {{8 * kGiB, true, 6 * kGiB}, {kGiB, true, kGiB / 2}, {32 * kGiB, false, 1}};
+  DeviceInfo unknown =
+      fake_device(1, "GPU without VK_EXT_memory_budget", DeviceType::kDiscreteGpu, true);
+  unknown.caps.heaps = {{8 * kGiB, true, 6 * kGiB}, {kGiB, true, std::nullopt}};
+  const std::vector<DeviceInfo> infos = {gpu, unknown};
+  const auto reports = device_reports(infos);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].descriptor.memory_bytes, std::optional<std::uint64_t>(9 * kGiB));
+  // Host-visible (not device-local) heaps count neither way.
+  EXPECT_EQ(reports[0].descriptor.free_memory_bytes,
+            std::optional<std::uint64_t>(6 * kGiB + kGiB / 2));
+  EXPECT_EQ(reports[1].descriptor.memory_bytes, std::optional<std::uint64_t>(9 * kGiB));
+  EXPECT_EQ(reports[1].descriptor.free_memory_bytes, std::nullopt);
+}
+
+TEST(VulkanDevice, AHeapsFreeMemoryIsReportedOnlyWithinItsSize) {
+  EREDU_REQUIRE_VULKAN();
+  for (const DeviceInfo& d : VulkanTestContext::get().instance()->devices()) {
+    for (const MemoryHeap& h : d.caps.heaps) {
+      if (h.available) {
+        EXPECT_LE(*h.available, h.size) << d.name;
+      }
+    }
+    if (d.caps.heaps.empty() || !d.caps.heaps.front().available) {
+      std::cout << "[ NOTE     ] " << d.name
+                << " reports no memory budget (VK_EXT_memory_budget)\n";
+    }
+  }
 }
 
 TEST(VulkanDevice, StagingUploadAndDownloadRoundTripThroughDeviceLocalMemory) {

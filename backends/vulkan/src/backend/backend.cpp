@@ -1,5 +1,6 @@
 // VulkanBackend: construction on a selected device, the recording controls (flush / read /
 // abandon) and device reports.
+#include <algorithm>
 #include <string>
 
 #include "context.hpp"
@@ -107,10 +108,21 @@ std::vector<DeviceReport> device_reports(std::span<const DeviceInfo> infos) {
                              (features.empty() ? std::string("baseline") : features) +
                              (d.usable() ? "" : "; unusable") + ")";
     report.descriptor.family = std::string(to_string(d.type));
+    // Total and free over the device-local heaps; free only where every one of them reports it.
     std::uint64_t local = 0;
-    for (const MemoryHeap& h : c.heaps)
-      if (h.device_local) local += h.size;
+    std::uint64_t free = 0;
+    bool free_known = true;
+    for (const MemoryHeap& h : c.heaps) {
+      if (!h.device_local) continue;
+      local += h.size;
+      if (h.available) {
+        free += *h.available;
+      } else {
+        free_known = false;
+      }
+    }
     if (local > 0) report.descriptor.memory_bytes = local;
+    if (local > 0 && free_known) report.descriptor.free_memory_bytes = std::min(free, local);
     // Fail closed: exact completion (timeline semaphores) only where the device is usable.
     report.capabilities.exact_completion = d.usable();
     reports.push_back(std::move(report));

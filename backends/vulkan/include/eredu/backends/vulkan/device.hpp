@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ enum class DeviceType { kOther, kIntegratedGpu, kDiscreteGpu, kVirtualGpu, kCpu 
 struct MemoryHeap {
   std::uint64_t size = 0;
   bool device_local = false;
+  // What this process can still allocate from the heap now (VK_EXT_memory_budget: the heap's
+  // budget less its current usage); absent where the device does not report a budget.
+  std::optional<std::uint64_t> available = std::nullopt;
 };
 
 // What a device can do, as queried; a feature the query did not confirm is reported absent.
