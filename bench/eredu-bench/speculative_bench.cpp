@@ -37,9 +37,12 @@ struct Row {
   std::string model;
   std::string drafter;
   double plain_tps = 0.0;
-  double speculative_tps = 0.0;
+  double speculative_tps = 0.0;  // k drafts every round
   double acceptance = 0.0;
   double tokens_per_round = 0.0;
+  double adaptive_tps = 0.0;  // the adaptive draft length (DraftLengthPolicy), up to k
+  double adaptive_acceptance = 0.0;
+  double adaptive_drafts_per_round = 0.0;
   bool identical = true;
 };
 
@@ -68,16 +71,28 @@ Result<Row> measure(const SpeculativeBenchOptions& options, Runtime& target, D& 
   generation::CancellationToken cancel;
   double plain_tps = 0.0;
   double spec_tps = 0.0;
+  double adaptive_tps = 0.0;
   std::int64_t drafted = 0, accepted = 0, rounds = 0, decoded = 0;
+  std::int64_t adaptive_drafted = 0, adaptive_accepted = 0, adaptive_rounds = 0;
   // One warm-up of each (first-touch of the weights and caches), then the measured runs.
   for (std::uint32_t r = 0; r <= options.repetitions; ++r) {
     EREDU_TRY(auto plain, generation::TextGeneration<Cpu>::create(target, request));
     EREDU_TRY(auto plain_result, plain.run(cancel, piece_of, ignore));
-    EREDU_TRY(auto speculative, (spec::SpeculativeGeneration<Cpu, D>::create(
-                                    target, drafter, request, {.max_draft = options.draft_max})));
+    EREDU_TRY(auto speculative,
+              (spec::SpeculativeGeneration<Cpu, D>::create(
+                  target, drafter, request, {.max_draft = options.draft_max, .adaptive = false})));
     EREDU_TRY(auto spec_result, speculative.run(cancel, piece_of, ignore));
+    EREDU_TRY(auto adaptive,
+              (spec::SpeculativeGeneration<Cpu, D>::create(
+                  target, drafter, request, {.max_draft = options.draft_max, .adaptive = true})));
+    EREDU_TRY(auto adaptive_result, adaptive.run(cancel, piece_of, ignore));
     if (spec_result.generation.tokens != plain_result.tokens) row.identical = false;
+    if (adaptive_result.generation.tokens != plain_result.tokens) row.identical = false;
     if (r == 0) continue;
+    adaptive_tps += adaptive_result.generation.timings.generation_tokens_per_second();
+    adaptive_drafted += adaptive_result.statistics.drafted;
+    adaptive_accepted += adaptive_result.statistics.accepted;
+    adaptive_rounds += adaptive_result.statistics.rounds;
     plain_tps += plain_result.timings.generation_tokens_per_second();
     spec_tps += spec_result.generation.timings.generation_tokens_per_second();
     drafted += spec_result.statistics.drafted;
@@ -90,6 +105,13 @@ Result<Row> measure(const SpeculativeBenchOptions& options, Runtime& target, D& 
   row.acceptance = drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0;
   row.tokens_per_round =
       rounds > 0 ? static_cast<double>(decoded) / static_cast<double>(rounds) : 0;
+  row.adaptive_tps = adaptive_tps / options.repetitions;
+  row.adaptive_acceptance = adaptive_drafted > 0 ? static_cast<double>(adaptive_accepted) /
+                                                       static_cast<double>(adaptive_drafted)
+                                                 : 0;
+  row.adaptive_drafts_per_round = adaptive_rounds > 0 ? static_cast<double>(adaptive_drafted) /
+                                                            static_cast<double>(adaptive_rounds)
+                                                      : 0;
   return row;
 }
 
@@ -153,21 +175,29 @@ int run_speculative_bench(const SpeculativeBenchOptions& options) {
                      {"speedup", r.plain_tps > 0 ? r.speculative_tps / r.plain_tps : 0.0},
                      {"acceptance_rate", r.acceptance},
                      {"tokens_per_round", r.tokens_per_round},
+                     {"adaptive_tokens_per_second", r.adaptive_tps},
+                     {"adaptive_speedup", r.plain_tps > 0 ? r.adaptive_tps / r.plain_tps : 0.0},
+                     {"adaptive_acceptance_rate", r.adaptive_acceptance},
+                     {"adaptive_drafts_per_round", r.adaptive_drafts_per_round},
                      {"identical", r.identical}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
   std::printf(
-      "| model | drafter | k | n | threads | plain t/s | speculative t/s | speed-up | acceptance | "
-      "tokens/round | identical |\n"
-      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+      "| model | drafter | k | n | threads | plain t/s | fixed-k t/s | speed-up | acceptance | "
+      "tokens/round | adaptive t/s | speed-up | acceptance | drafts/round | identical |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+      "---: | --- |\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %u | %u | %zu | %.2f | %.2f | %.2fx | %.1f%% | %.2f | %s |\n",
-                r.model.c_str(), r.drafter.c_str(), options.draft_max, options.n_gen,
-                options.threads, r.plain_tps, r.speculative_tps,
-                r.plain_tps > 0 ? r.speculative_tps / r.plain_tps : 0.0, 100.0 * r.acceptance,
-                r.tokens_per_round, r.identical ? "yes" : "no");
+    const auto ratio = [&](double tps) { return r.plain_tps > 0 ? tps / r.plain_tps : 0.0; };
+    std::printf(
+        "| %s | %s | %u | %u | %zu | %.2f | %.2f | %.2fx | %.1f%% | %.2f | %.2f | %.2fx | %.1f%% | "
+        "%.2f | %s |\n",
+        r.model.c_str(), r.drafter.c_str(), options.draft_max, options.n_gen, options.threads,
+        r.plain_tps, r.speculative_tps, ratio(r.speculative_tps), 100.0 * r.acceptance,
+        r.tokens_per_round, r.adaptive_tps, ratio(r.adaptive_tps), 100.0 * r.adaptive_acceptance,
+        r.adaptive_drafts_per_round, r.identical ? "yes" : "no");
   }
   return 0;
 }

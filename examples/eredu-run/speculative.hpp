@@ -30,6 +30,7 @@ struct SpeculativeOptions {
   std::optional<std::string> draft_model;  // --draft MODEL
   std::uint32_t draft_max = eredu::generation::speculative::SpeculativeOptions::kDefaultMaxDraft;
   std::optional<std::uint32_t> ngram_order;  // --draft-ngram [N]
+  bool draft_fixed = false;                  // --draft-fixed: always --draft-max drafts
   [[nodiscard]] bool enabled() const { return draft_model.has_value() || ngram_order.has_value(); }
 };
 
@@ -43,7 +44,11 @@ inline void add_speculative_options(CLI::App& app, SpeculativeOptions& options) 
                     ->default_str("3");
   draft->excludes(ngram);
   ngram->excludes(draft);
-  app.add_option("--draft-max", options.draft_max, "draft tokens verified per round (default 8)");
+  app.add_option("--draft-max", options.draft_max,
+                 "most draft tokens verified per round (default 8); each round drafts as many as "
+                 "the measured acceptance and costs make worthwhile, 0 when drafting does not pay");
+  app.add_flag("--draft-fixed", options.draft_fixed,
+               "draft --draft-max tokens every round (no adaptive draft length)");
 }
 
 // An error message when the speculative options do not fit the rest of the command line.
@@ -74,7 +79,8 @@ int generate(eredu::runtime::ModelRuntime<Backend>& runtime, Drafter& drafter,
              eredu::generation::CancellationToken& cancel) {
   using eredu::generation::TokenId;
   auto generation = eredu::generation::speculative::SpeculativeGeneration<Backend, Drafter>::create(
-      runtime, drafter, request, {.max_draft = options.draft_max});
+      runtime, drafter, request,
+      {.max_draft = options.draft_max, .adaptive = !options.draft_fixed});
   if (!generation) return speculative_error(generation.error().what());
   const auto piece_of = [&](TokenId id) { return tokenizer.token_to_piece(id); };
   auto result = generation->run(cancel, piece_of, [&](std::string_view text) {
@@ -106,6 +112,8 @@ int generate(eredu::runtime::ModelRuntime<Backend>& runtime, Drafter& drafter,
           {"rounds", s.rounds},
           {"drafted", s.drafted},
           {"accepted", s.accepted},
+          {"plain_rounds", s.plain_rounds},
+          {"adaptive", !options.draft_fixed},
           {"acceptance_rate", s.acceptance_rate()}}},
     };
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -117,13 +125,14 @@ int generate(eredu::runtime::ModelRuntime<Backend>& runtime, Drafter& drafter,
       stderr,
       "eredu-run: prompt: %lld tokens in %.2f ms (%.1f tokens/s)\n"
       "eredu-run: generation: %lld tokens in %.2f ms (%.1f tokens/s); finish: %s\n"
-      "eredu-run: speculative (%s, up to %u drafts): %lld rounds, %lld drafted, %lld "
-      "accepted (acceptance %.1f%%), %.2f tokens per round\n",
+      "eredu-run: speculative (%s, up to %u drafts%s): %lld rounds (%lld without drafts), %lld "
+      "drafted, %lld accepted (acceptance %.1f%%), %.2f tokens per round\n",
       static_cast<long long>(g.prompt_tokens), t.prompt_seconds * 1000.0,
       t.prompt_tokens_per_second(g.prompt_tokens), static_cast<long long>(g.tokens.size()),
       t.generation_seconds * 1000.0, gen_tps,
       std::string(eredu::generation::to_string(g.finish_reason)).c_str(), drafter_name.c_str(),
-      options.draft_max, static_cast<long long>(s.rounds), static_cast<long long>(s.drafted),
+      options.draft_max, options.draft_fixed ? ", fixed" : "", static_cast<long long>(s.rounds),
+      static_cast<long long>(s.plain_rounds), static_cast<long long>(s.drafted),
       static_cast<long long>(s.accepted), 100.0 * s.acceptance_rate(),
       s.rounds > 0 ? static_cast<double>(t.decoded_tokens) / static_cast<double>(s.rounds) : 0.0);
   return 0;

@@ -78,9 +78,10 @@ template <typename B, typename D>
 generation::speculative::SpeculativeResult speculative(
     runtime::ModelRuntime<B>& runtime, D& drafter, const text::Tokenizer& tokenizer,
     const TextGenerationRequest& request, std::uint32_t k,
-    const generation::CancellationToken& cancel = {}) {
+    const generation::CancellationToken& cancel = {}, bool adaptive = false) {
+  // Fixed k by default, so that each tested draft length is the one verified every round.
   auto generation = generation::speculative::SpeculativeGeneration<B, D>::create(
-      runtime, drafter, request, {.max_draft = k});
+      runtime, drafter, request, {.max_draft = k, .adaptive = adaptive});
   EXPECT_TRUE(generation.has_value()) << generation.error().what();
   std::string streamed;
   auto result = generation->run(cancel, piece_of(tokenizer),

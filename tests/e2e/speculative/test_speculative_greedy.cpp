@@ -119,6 +119,37 @@ TEST(SpeculativeGreedy, AQuantizedTargetDraftingForItselfIsAcceptedEverywhere) {
                                     "stories260K-Q4_0-ffndownF16.gguf", true);
 }
 
+// The adaptive draft length (k chosen per round, 0 included) changes only how many drafts each
+// round verifies, never a committed token.
+TEST(SpeculativeGreedy, AdaptiveDraftLengthsGiveThePlainGreedyTokens) {
+  const auto path = model_path("stories260K.gguf");
+  const auto draft_path = model_path("stories260K-Q4_0-ffndownF16.gguf");
+  EREDU_REQUIRE_SHARED_PATH(path);
+  EREDU_REQUIRE_SHARED_PATH(draft_path);
+  auto tokenizer = tokenizer_of(path);
+  auto proof = text::prove_tokenizer_compatibility(*tokenizer, *tokenizer_of(draft_path));
+  ASSERT_TRUE(proof.has_value()) << proof.error().what();
+  Runtime target = load(path);
+  auto external = ExternalDrafter<Cpu>::create(load(draft_path), *proof);
+  ASSERT_TRUE(external.has_value()) << external.error().what();
+  auto ngram = NgramDrafter::create(3);
+  ASSERT_TRUE(ngram.has_value());
+  const generation::CancellationToken cancel;
+  for (const std::string& prompt : kPrompts) {
+    const auto request = request_for(*tokenizer, prompt, kTokens);
+    const TextGenerationResult reference = plain(target, *tokenizer, request);
+    for (const std::uint32_t k : {1u, 8u}) {
+      const auto by_model = speculative(target, *external, *tokenizer, request, k, cancel, true);
+      EXPECT_EQ(by_model.generation.tokens, reference.tokens) << prompt << ", k " << k;
+      EXPECT_EQ(by_model.generation.text, reference.text) << prompt << ", k " << k;
+      EXPECT_LE(by_model.statistics.drafted, by_model.statistics.rounds * k);
+      const auto by_ngram = speculative(target, *ngram, *tokenizer, request, k, cancel, true);
+      EXPECT_EQ(by_ngram.generation.tokens, reference.tokens) << prompt << ", k " << k;
+      EXPECT_LE(by_ngram.statistics.plain_rounds, by_ngram.statistics.rounds);
+    }
+  }
+}
+
 // The property greedy equality rests on: row i of verify([t0..tn]) is, bit for bit, the logits a
 // one-token decode of t_i gives after t0..t_{i-1}.
 void expect_verify_rows_equal_decodes(const std::string& name) {

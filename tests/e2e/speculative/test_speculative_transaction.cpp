@@ -92,7 +92,7 @@ TEST(SpeculativeTransaction, CancellationWhileARoundPublishesStopsAfterThatToken
 
   CancellationToken cancel;
   auto generation = generation::speculative::SpeculativeGeneration<Cpu, NgramDrafter>::create(
-      target, *drafter, request, {.max_draft = 8});
+      target, *drafter, request, {.max_draft = 8, .adaptive = false});
   ASSERT_TRUE(generation.has_value());
   std::size_t pieces = 0;
   auto run = generation->run(cancel, piece_of(*tokenizer), [&](std::string_view) {

@@ -6,8 +6,9 @@
 // returns the same result, plus how drafting went.
 //
 // One round, the transaction:
-//   1. the drafter proposes up to k tokens after the committed history (k bounded by the
-//      remaining budget and context);
+//   1. the drafter proposes up to k tokens after the committed history (k chosen by the
+//      DraftLengthPolicy from the acceptance and costs measured so far, 0 meaning a plain
+//      decoding step, and bounded by the remaining budget and context);
 //   2. the target evaluates [last committed token, drafts...] in one verify pass: row i holds
 //      the target's logits after the history and the first i drafts;
 //   3. rows are judged in order: greedy accepts draft i when it is the target's arg-max
@@ -43,6 +44,7 @@
 #include "eredu/generation/generation_sequence.hpp"
 #include "eredu/generation/sampler.hpp"
 #include "eredu/generation/speculative/draft.hpp"
+#include "eredu/generation/speculative/draft_length_policy.hpp"
 #include "eredu/generation/speculative/speculative_sampling.hpp"
 #include "eredu/generation/text_generation.hpp"
 #include "eredu/runtime/model_runtime.hpp"
@@ -53,12 +55,16 @@ struct SpeculativeOptions {
   static constexpr std::uint32_t kDefaultMaxDraft = 8;
   static constexpr std::uint32_t kMaxDraft = 256;
   std::uint32_t max_draft = kDefaultMaxDraft;  // k: drafts verified per round (1..kMaxDraft)
+  // Choose each round's k (0..max_draft) from the measured acceptance and costs
+  // (DraftLengthPolicy); false: always max_draft.
+  bool adaptive = true;
 };
 
 struct SpeculativeStatistics {
-  std::int64_t rounds = 0;    // verification passes
-  std::int64_t drafted = 0;   // draft tokens verified
-  std::int64_t accepted = 0;  // of those, committed as they were
+  std::int64_t rounds = 0;        // verification passes
+  std::int64_t drafted = 0;       // draft tokens verified
+  std::int64_t accepted = 0;      // of those, committed as they were
+  std::int64_t plain_rounds = 0;  // rounds that verified no draft (a plain decoding step)
 
   [[nodiscard]] double acceptance_rate() const noexcept {
     return drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0;
@@ -122,7 +128,8 @@ class SpeculativeGeneration {
         drafter_(&drafter),
         request_(std::move(request)),
         options_(options),
-        sequence_(std::move(sequence)) {}
+        sequence_(std::move(sequence)),
+        lengths_(options.max_draft, options.adaptive) {}
 
   template <typename OnText>
   static void emit(TextGenerationResult& result, OnText& on_text, const std::string& text) {
@@ -227,13 +234,16 @@ class SpeculativeGeneration {
       emit(result, on_text, before.text);
       if (before.finished()) break;
       const auto started = clock::now();
-      const std::uint32_t room = draft_room();
+      const std::uint32_t room = std::min(draft_room(), lengths_.next());
       Draft draft;
       if (room > 0) {
+        const auto drafting = clock::now();
         EREDU_TRY(Draft proposed, drafter_->propose(std::span<const TokenId>(history_), room));
         draft = std::move(proposed);
+        if (draft.tokens.size() > room) draft.tokens.resize(room);
+        lengths_.record_draft(static_cast<std::uint32_t>(draft.tokens.size()),
+                              seconds_since(drafting));
       }
-      if (draft.tokens.size() > room) draft.tokens.resize(room);
       const bool has_q = !draft.probabilities.empty();
       if (has_q && draft.probabilities.size() < draft.tokens.size()) {
         return fail(ErrorCode::kInternal, "the drafter gave fewer distributions than tokens");
@@ -249,6 +259,7 @@ class SpeculativeGeneration {
         input.push_back(static_cast<std::uint32_t>(t));
       }
       const std::uint32_t base = session.checkpoint();
+      const auto verifying = clock::now();
       EREDU_TRY(auto submission, session.verify(backend, std::span<const std::uint32_t>(input)));
       EREDU_TRY(const std::vector<float> rows, session.observe_output(backend, submission.output));
       if (rows.size() != input.size() * n_vocab) {
@@ -256,8 +267,11 @@ class SpeculativeGeneration {
                                               std::to_string(rows.size()) + " logits for " +
                                               std::to_string(input.size()) + " rows");
       }
+      const double verify_seconds = seconds_since(verifying);
       ++stats.rounds;
       stats.drafted += static_cast<std::int64_t>(draft.tokens.size());
+      if (draft.tokens.empty()) ++stats.plain_rounds;
+      const std::int64_t accepted_before = stats.accepted;
 
       bool finished = false;
       std::uint32_t evaluated_kept = 1;  // the last committed token's row is kept
@@ -280,6 +294,9 @@ class SpeculativeGeneration {
         ++stats.accepted;
         ++evaluated_kept;  // the accepted draft's keys/values are the committed token's
       }
+      lengths_.record_verify(
+          static_cast<std::uint32_t>(input.size()), static_cast<std::uint32_t>(draft.tokens.size()),
+          static_cast<std::uint32_t>(stats.accepted - accepted_before), verify_seconds);
       // Roll both caches back to the committed position: the history minus its last token.
       const auto committed = static_cast<std::uint32_t>(history_.size() - 1);
       const std::uint32_t keep = std::min(committed, base + evaluated_kept);
@@ -311,6 +328,7 @@ class SpeculativeGeneration {
   SpeculativeSampling spec_{request_.sampling.seed ^ 0x5BEC0ULL};
   std::vector<float> p_;          // the target's distribution at one row
   std::vector<TokenId> history_;  // prompt and committed tokens
+  DraftLengthPolicy lengths_;
   bool ran_ = false;
 };
 
