@@ -120,10 +120,12 @@ TEST(KQuantDot, Avx2MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCou
   const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
   // Rows around the 4-row decode tile, the 2-row batch tile and the 24-row work items; tokens: 1
-  // (decode), the 4-token tile's edges, and past one 96-token chunk.
-  const std::vector<Shape> shapes = {{1, 1, 1},  {3, 1, 2}, {7, 1, 3},  {13, 1, 1},
-                                     {5, 2, 2},  {7, 3, 1}, {9, 5, 2},  {17, 4, 1},
-                                     {31, 9, 2}, {3, 7, 4}, {50, 2, 1}, {29, 98, 1}};
+  // (decode), small batches split into uneven groups of up to 6 (7, 9, 13, 16), the 4-token
+  // tile's edges past 16 tokens, and past one 96-token chunk.
+  const std::vector<Shape> shapes = {{1, 1, 1},  {3, 1, 2},  {7, 1, 3},  {13, 1, 1},
+                                     {5, 2, 2},  {7, 3, 1},  {9, 5, 2},  {17, 4, 1},
+                                     {31, 9, 2}, {3, 7, 4},  {50, 2, 1}, {11, 13, 1},
+                                     {6, 16, 2}, {5, 17, 1}, {9, 19, 1}, {29, 98, 1}};
   ThreadPool one(1);
   ThreadPool three(3);
   for (DType dtype : integer_dtypes()) {
