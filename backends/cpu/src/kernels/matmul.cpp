@@ -127,7 +127,7 @@ void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_bloc
 
 // K-quants and IQ4_XS on an ISA with their integer kernel, for any token count: the activations
 // are quantized to q8_K once (in parallel across tokens), then one token splits the rows across
-// threads (the kernel interleaves 4 rows per pass) and several tokens run the tiled grid.
+// threads (the kernel streams one row at a time) and several tokens run the tiled grid.
 void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, const float* x,
                    std::size_t n_tokens, float* y, ThreadPool* pool) {
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);

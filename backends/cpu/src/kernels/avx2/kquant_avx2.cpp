@@ -350,10 +350,13 @@ void kquant_tile(const std::byte* w, std::size_t w_stride, const typename F::Act
 }
 
 // Prompt batches: 2 rows x 4 tokens (8 int32 accumulators, the codes and scales of 2 rows and one
-// activation vector fill the 16 registers). One token: 4 rows.
+// activation vector fill the 16 registers). One token: one row at a time. Four interleaved rows
+// (one activation load per four rows) were 2.3x slower decoding llama1b Q4_K and Q6_K from memory
+// (8.7 vs 19.6 tokens/s on 2 cores): four row streams per thread, each advancing slowly, starve
+// the prefetcher. The kernel bench's matrices sit in the L3 cache and did not show it.
 constexpr int kRows = 2;
 constexpr int kTokens = 4;
-constexpr int kDecodeRows = 4;
+constexpr int kDecodeRows = 1;
 // Small batches (a speculative verification: up to 16 tokens): one row at a time against groups
 // of at most 6 tokens, sized evenly, so each row's codes are decoded once per group; for 5 tokens
 // this measured 1.5x faster than the 2 x 4 tiles (4 tokens, then 1 with a second decode).
