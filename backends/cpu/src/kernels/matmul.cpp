@@ -257,13 +257,15 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     x = rounded;
   }
 
-  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row. Several tokens
-  // (a speculative verification) share each row read: the token kernel gives each the same value.
+  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row. The token
+  // kernel serves one token too (it prefetches the row ahead: decode 6-7 -> 8 tokens/s on llama1b
+  // F16, near the measured bandwidth), and lets several (a speculative verification) share each
+  // row read, giving each token the one-token value.
   if (w.dtype == DType::kF16 && ops.dot_f16_f32 != nullptr) {
     auto f16_rows = [&](std::size_t r0, std::size_t r1) {
       for (std::size_t o = r0; o < r1; ++o) {
         const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
-        if (n_tokens > 1 && ops.dot_f16_f32_tokens != nullptr) {
+        if (ops.dot_f16_f32_tokens != nullptr) {
           ops.dot_f16_f32_tokens(row, x, w.cols, n_tokens, w.cols, y + o, w.rows);
           continue;
         }
