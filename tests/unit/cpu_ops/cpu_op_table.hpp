@@ -16,7 +16,7 @@ inline op_parity::OpTable cpu_op_table(const cpu::KernelTable* table, cpu::Threa
   OpTable t;
   t.name = std::move(name);
   if (table == nullptr) {
-    t.unavailable = "this CPU lacks the instruction set (AVX2 + FMA + F16C)";
+    t.unavailable = "this CPU lacks the instruction set of " + t.name;
     return t;
   }
   t.matmul = [table, pool](const MatrixView& w, const float* x, std::size_t n, float* y) {

@@ -39,6 +39,16 @@ TEST(KernelDispatch, FeaturesAgreeWithProcCpuinfo) {
   EXPECT_EQ(f.fma, cpuinfo_has_flag(flags, "fma"));
   EXPECT_EQ(f.f16c, cpuinfo_has_flag(flags, "f16c"));
   EXPECT_EQ(f.avx512f, cpuinfo_has_flag(flags, "avx512f"));
+  // The kernel lists AVX-512 flags only where it saves the AVX-512 state (XCR0), so a listed flag
+  // must come with os_avx512.
+  EXPECT_EQ(f.avx512bw, cpuinfo_has_flag(flags, "avx512bw"));
+  EXPECT_EQ(f.avx512vl, cpuinfo_has_flag(flags, "avx512vl"));
+  EXPECT_EQ(f.avx512dq, cpuinfo_has_flag(flags, "avx512dq"));
+  EXPECT_EQ(f.avx512vnni, cpuinfo_has_flag(flags, "avx512_vnni"));
+  EXPECT_EQ(f.avx512bf16, cpuinfo_has_flag(flags, "avx512_bf16"));
+  if (cpuinfo_has_flag(flags, "avx512f")) {
+    EXPECT_TRUE(f.os_avx512);
+  }
 }
 
 TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaOrTheOverrideAndStaysFixed) {
@@ -48,14 +58,24 @@ TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaOrTheOverrideAndStaysFixed)
   EXPECT_EQ(&table, &eredu::cpu::kernels());
   EXPECT_EQ(&table, eredu::cpu::kernels_for(table.isa));
   const auto& f = eredu::cpu::cpu_features();
-  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx2, f.avx2 && f.fma && f.f16c);
+  const bool avx512 = f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl &&
+                      f.avx512dq && f.avx512vnni && f.os_avx512;
+  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx512, avx512);
+  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx2, !avx512 && f.avx2 && f.fma && f.f16c);
 }
 
 TEST(KernelDispatch, GenericTableAlwaysExistsAndAvx2OnlyWhenSupported) {
   ASSERT_NE(eredu::cpu::kernels_for(Isa::kGeneric), nullptr);
   EXPECT_EQ(eredu::cpu::kernels_for(Isa::kGeneric)->isa, Isa::kGeneric);
   EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx2) != nullptr, eredu::cpu::isa_supported(Isa::kAvx2));
+  EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx512) != nullptr,
+            eredu::cpu::isa_supported(Isa::kAvx512));
+  // AVX-512 implies AVX2: the AVX-512 table is built on the AVX2 primitives.
+  if (eredu::cpu::isa_supported(Isa::kAvx512)) {
+    EXPECT_TRUE(eredu::cpu::isa_supported(Isa::kAvx2));
+  }
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx2), "avx2");
+  EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx512), "avx512");
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kGeneric), "generic");
 }
 
@@ -75,6 +95,15 @@ TEST(KernelDispatch, IsaOverrideForcesATableTheCpuRunsAndRefusesOthers) {
   } else {
     EXPECT_EQ(avx2.isa, best);
     EXPECT_NE(avx2.problem.find("cannot run"), std::string::npos) << avx2.problem;
+  }
+  const auto avx512 = select_isa("avx512");
+  if (eredu::cpu::isa_supported(Isa::kAvx512)) {
+    EXPECT_EQ(avx512.isa, Isa::kAvx512);
+    EXPECT_TRUE(avx512.problem.empty());
+  } else {
+    EXPECT_EQ(avx512.isa, best);
+    EXPECT_NE(avx512.problem.find("cannot run the avx512 kernels"), std::string::npos)
+        << avx512.problem;
   }
   const auto unknown = select_isa("avx9000");
   EXPECT_EQ(unknown.isa, best);

@@ -116,16 +116,21 @@ struct Shape {
   std::size_t blocks;  // row length in blocks of the encoding
 };
 
-TEST(KQuantDot, Avx2MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCount) {
-  const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
-  if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
-  // Rows around the 4-row decode tile, the 2-row batch tile and the 24-row work items; tokens: 1
+// The AVX2 and AVX-512 tables form the same exact integer sums in different ways (32 or 64 codes
+// per instruction, other tiles); both must give the scalar definition bit for bit.
+void expect_matmul_bit_identical_to_definition(Isa isa) {
+  const auto* table = eredu::cpu::kernels_for(isa);
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
+                 << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
+  }
+  // Rows around the 4-row tiles, the 2-row AVX2 batch tile and the 24-row work items; tokens: 1
   // (decode), small batches split into uneven groups of up to 6 (7, 9, 13, 16), the 4-token
   // tile's edges past 16 tokens, and past one 96-token chunk.
-  const std::vector<Shape> shapes = {{1, 1, 1},  {3, 1, 2},  {7, 1, 3},  {13, 1, 1},
-                                     {5, 2, 2},  {7, 3, 1},  {9, 5, 2},  {17, 4, 1},
-                                     {31, 9, 2}, {3, 7, 4},  {50, 2, 1}, {11, 13, 1},
-                                     {6, 16, 2}, {5, 17, 1}, {9, 19, 1}, {29, 98, 1}};
+  const std::vector<Shape> shapes = {{1, 1, 1},   {3, 1, 2},   {7, 1, 3},  {13, 1, 1}, {5, 2, 2},
+                                     {7, 3, 1},   {9, 5, 2},   {17, 4, 1}, {31, 9, 2}, {3, 7, 4},
+                                     {50, 2, 1},  {11, 13, 1}, {6, 16, 2}, {5, 17, 1}, {9, 19, 1},
+                                     {29, 98, 1}, {6, 18, 1},  {11, 21, 2}};
   ThreadPool one(1);
   ThreadPool three(3);
   for (DType dtype : integer_dtypes()) {
@@ -138,19 +143,28 @@ TEST(KQuantDot, Avx2MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCou
       const auto expected = reference_dots(w, x, s.tokens);
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &one, &three}) {
         std::vector<float> actual(expected.size(), -1.0F);
-        avx2->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        table->matmul(w, x.data(), s.tokens, actual.data(), pool);
         std::size_t differ = 0;
         std::size_t first = 0;
         for (std::size_t i = 0; i < actual.size(); ++i) {
           if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
         }
-        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
-                              << " tokens x " << cols << " cols, "
-                              << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
-                              << first << ": " << actual[first] << " vs " << expected[first];
+        EXPECT_EQ(differ, 0U) << eredu::cpu::isa_name(isa) << " " << eredu::to_string(dtype) << " "
+                              << s.rows << " rows x " << s.tokens << " tokens x " << cols
+                              << " cols, " << (pool == nullptr ? 0 : pool->size())
+                              << " threads: first at " << first << ": " << actual[first] << " vs "
+                              << expected[first];
       }
     }
   }
+}
+
+TEST(KQuantDot, Avx2MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCount) {
+  expect_matmul_bit_identical_to_definition(Isa::kAvx2);
+}
+
+TEST(KQuantDot, Avx512MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCount) {
+  expect_matmul_bit_identical_to_definition(Isa::kAvx512);
 }
 
 TEST(KQuantDot, Avx2MatmulStaysCloseToTheFloatProductOfTheDecodedWeights) {

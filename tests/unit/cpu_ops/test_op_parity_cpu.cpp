@@ -1,5 +1,5 @@
 // The CPU backend in the op-parity suite, against the scalar reference, at two levels:
-//   * each ISA kernel table (scalar, AVX2), single-threaded and on a 3-thread pool -- the
+//   * each ISA kernel table (scalar, AVX2, AVX-512), single-threaded and on a 3-thread pool -- the
 //     scalar-vs-AVX2 kernel parity, including what no operator exposes (softmax, free positions);
 //   * CpuBackend's NeuralBackend operators (neural_op_table.hpp), the path the model runs, on one
 //     thread and on three.
@@ -30,6 +30,9 @@ struct CpuGenericOps {
 };
 struct CpuAvx2Ops {
   static OpTable make() { return cpu_op_table(kernels_for(Isa::kAvx2), nullptr, "cpu-avx2"); }
+};
+struct CpuAvx512Ops {
+  static OpTable make() { return cpu_op_table(kernels_for(Isa::kAvx512), nullptr, "cpu-avx512"); }
 };
 struct CpuAvx2ThreadedOps {
   static OpTable make() {
@@ -88,6 +91,7 @@ struct CpuOptionalThreaded {
 
 EREDU_OP_PARITY_BACKEND(CpuGeneric, CpuGenericOps);
 EREDU_OP_PARITY_BACKEND(CpuAvx2, CpuAvx2Ops);
+EREDU_OP_PARITY_BACKEND(CpuAvx512, CpuAvx512Ops);
 EREDU_OP_PARITY_BACKEND(CpuAvx2Threaded, CpuAvx2ThreadedOps);
 EREDU_OP_PARITY_BACKEND(CpuGenericThreaded, CpuGenericThreadedOps);
 EREDU_OP_PARITY_BACKEND(CpuOperators, CpuOperatorOps);

@@ -125,7 +125,8 @@ TEST_P(ThreadCountDeterminism, NormRopeSwigluAndAddAreBitIdentical) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, ThreadCountDeterminism, ::testing::Values(Isa::kGeneric, Isa::kAvx2),
+INSTANTIATE_TEST_SUITE_P(Isas, ThreadCountDeterminism,
+                         ::testing::Values(Isa::kGeneric, Isa::kAvx2, Isa::kAvx512),
                          [](const auto& param_info) {
                            return std::string(eredu::cpu::isa_name(param_info.param));
                          });

@@ -26,6 +26,20 @@ CpuFeatures detect_features() noexcept {
   unsigned edx = 0;
   __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = ((ecx >> 29) & 1U) != 0 && f.avx;
+  f.avx512bw = __builtin_cpu_supports("avx512bw") != 0;
+  f.avx512vl = __builtin_cpu_supports("avx512vl") != 0;
+  f.avx512dq = __builtin_cpu_supports("avx512dq") != 0;
+  f.avx512vnni = __builtin_cpu_supports("avx512vnni") != 0;
+  f.avx512bf16 = __builtin_cpu_supports("avx512bf16") != 0;
+  // XGETBV needs OSXSAVE (leaf 1, ECX bit 27). XCR0 bits 1-2 (SSE, AVX) and 5-7 (opmask, ZMM0-15
+  // upper halves, ZMM16-31) must all be set for the OS to preserve AVX-512 state.
+  const bool osxsave = ((ecx >> 27) & 1U) != 0;
+  if (osxsave) {
+    unsigned xcr0_lo = 0;
+    unsigned xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    f.os_avx512 = (xcr0_lo & 0xE6U) == 0xE6U;
+  }
 #endif
   return f;
 }
@@ -55,6 +69,7 @@ constexpr KernelTable make_table(Isa isa) {
 // constexpr: constant-initialized, so kernels() works even from other static initializers.
 constexpr KernelTable kGenericTable = make_table<detail::vec_ops_generic>(Isa::kGeneric);
 constexpr KernelTable kAvx2Table = make_table<detail::vec_ops_avx2>(Isa::kAvx2);
+constexpr KernelTable kAvx512Table = make_table<detail::vec_ops_avx512>(Isa::kAvx512);
 
 }  // namespace
 
@@ -64,6 +79,20 @@ std::string_view isa_name(Isa isa) noexcept {
       return "generic";
     case Isa::kAvx2:
       return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+std::string_view isa_requirements(Isa isa) noexcept {
+  switch (isa) {
+    case Isa::kGeneric:
+      return "x86-64";
+    case Isa::kAvx2:
+      return "AVX2, FMA and F16C";
+    case Isa::kAvx512:
+      return "AVX2, FMA, F16C, AVX-512 F/BW/VL/DQ and VNNI, with the OS saving AVX-512 state";
   }
   return "unknown";
 }
@@ -80,17 +109,29 @@ bool isa_supported(Isa isa) noexcept {
       return true;
     case Isa::kAvx2:
       return f.avx2 && f.fma && f.f16c;
+    case Isa::kAvx512:
+      return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
+             f.avx512vnni && f.os_avx512;
   }
   return false;
 }
 
 Isa best_isa() noexcept {
+  if (isa_supported(Isa::kAvx512)) return Isa::kAvx512;
   return isa_supported(Isa::kAvx2) ? Isa::kAvx2 : Isa::kGeneric;
 }
 
 const KernelTable* kernels_for(Isa isa) noexcept {
   if (!isa_supported(isa)) return nullptr;
-  return isa == Isa::kAvx2 ? &kAvx2Table : &kGenericTable;
+  switch (isa) {
+    case Isa::kGeneric:
+      return &kGenericTable;
+    case Isa::kAvx2:
+      return &kAvx2Table;
+    case Isa::kAvx512:
+      return &kAvx512Table;
+  }
+  return nullptr;
 }
 
 IsaSelection select_isa(std::string_view requested) {
@@ -101,15 +142,17 @@ IsaSelection select_isa(std::string_view requested) {
     isa = Isa::kGeneric;
   } else if (requested == "avx2") {
     isa = Isa::kAvx2;
+  } else if (requested == "avx512") {
+    isa = Isa::kAvx512;
   } else {
     return {best, "EREDU_CPU_ISA=" + std::string(requested) +
-                      " is not a kernel table (scalar, generic, avx2 or auto); using " +
+                      " is not a kernel table (scalar, generic, avx2, avx512 or auto); using " +
                       std::string(isa_name(best))};
   }
   if (!isa_supported(isa)) {
     return {best, "EREDU_CPU_ISA=" + std::string(requested) + ": this CPU cannot run the " +
-                      std::string(isa_name(isa)) +
-                      " kernels (they need AVX2, FMA and F16C); using " +
+                      std::string(isa_name(isa)) + " kernels (they need " +
+                      std::string(isa_requirements(isa)) + "); using " +
                       std::string(isa_name(best))};
   }
   return {isa, {}};

@@ -3,11 +3,11 @@
 // VecOps table; the kernels (matmul.cpp, attention.cpp, ...) are written once against it and
 // compiled for the baseline, so only the primitives carry ISA-specific code.
 //
-// Translation units built with -mavx2 (avx2/*.cpp) must not include headers with inline functions
-// that other, baseline units also use (the linker would keep one copy, possibly the AVX2 one, and
-// a baseline CPU would fault): they include only blocks.hpp (plain structs and constants), this
-// header, <immintrin.h> and C headers, and keep everything but their exported accessor in an
-// anonymous namespace.
+// Translation units built with -mavx2 (avx2/*.cpp) or the AVX-512 flags (avx512/*.cpp) must not
+// include headers with inline functions that other, baseline units also use (the linker would keep
+// one copy, possibly the AVX2 one, and a baseline CPU would fault): they include only blocks.hpp
+// (plain structs and constants), this header, <immintrin.h> and C headers, and keep everything but
+// their exported accessor in an anonymous namespace.
 
 #include <cstddef>
 #include <cstdint>
@@ -122,7 +122,12 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
                       std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
                       float* scratch);
 
+// AVX-512 K-quant kernels (avx512/kquant_avx512.cpp), reached only through vec_ops_avx512().
+KQuantGemm kquant_gemm_avx512(DType dtype);
+
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C
+// Call only when isa_supported(Isa::kAvx512): AVX-512 F/BW/VL/DQ + VNNI with the OS's support.
+const VecOps& vec_ops_avx512() noexcept;
 
 }  // namespace eredu::cpu::detail

@@ -7,7 +7,8 @@
 // Every kernel takes an optional ThreadPool (null: run on the calling thread). Work is split by
 // output element (matmul rows, attention (token, head) pairs, norm rows, element ranges), so the
 // result is bit-identical for any thread count. Tables: kGeneric runs on any x86-64 (no SIMD
-// beyond the baseline); kAvx2 needs AVX2 + FMA + F16C. Results of the two agree with the scalar
+// beyond the baseline); kAvx2 needs AVX2 + FMA + F16C; kAvx512 adds AVX-512 F/BW/VL/DQ + VNNI and
+// gives the AVX2 table's results bit for bit. Results of generic and AVX2 agree with the scalar
 // reference (reference.hpp) within the op-parity thresholds, not bit for bit.
 //
 // Numerics of the AVX2 matmul, chosen to track llama.cpp's CPU backend (whose quantized runs are
@@ -37,9 +38,13 @@
 
 namespace eredu::cpu {
 
-enum class Isa { kGeneric, kAvx2 };
+// kAvx512: AVX-512 F/BW/VL/DQ + VNNI on top of AVX2 + FMA + F16C; its table is the AVX2 one with
+// the K-quant products at 512 bits (bit-identical results, see vec_avx512.cpp).
+enum class Isa { kGeneric, kAvx2, kAvx512 };
 
 [[nodiscard]] std::string_view isa_name(Isa isa) noexcept;
+// What a CPU needs to run an ISA's table, in words (for messages and test skips).
+[[nodiscard]] std::string_view isa_requirements(Isa isa) noexcept;
 
 // CPU features relevant to kernel selection, read with cpuid once.
 struct CpuFeatures {
@@ -49,10 +54,19 @@ struct CpuFeatures {
   bool fma = false;
   bool f16c = false;
   bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512vnni = false;
+  bool avx512bf16 = false;
+  // XCR0 (XGETBV) has the opmask, upper-ZMM and high-ZMM state bits: the OS saves AVX-512 registers
+  // across context switches. Without it AVX-512 instructions fault even where cpuid lists them.
+  bool os_avx512 = false;
 };
 [[nodiscard]] const CpuFeatures& cpu_features() noexcept;
 
-// The best ISA this CPU runs (kAvx2 when AVX2, FMA and F16C are all present).
+// The best ISA this CPU runs: kAvx512 when isa_supported(kAvx512), else kAvx2 when AVX2, FMA and
+// F16C are all present, else kGeneric.
 [[nodiscard]] Isa best_isa() noexcept;
 [[nodiscard]] bool isa_supported(Isa isa) noexcept;
 
@@ -93,9 +107,9 @@ struct KernelTable {
 };
 
 // The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
-// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, auto) forces a table, for tests
-// and side-by-side comparisons; a value that names no table, or a table this CPU cannot run, is
-// logged as a warning and the best table is used instead (see select_isa).
+// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, avx512, auto) forces a table,
+// for tests and side-by-side comparisons; a value that names no table, or a table this CPU cannot
+// run, is logged as a warning and the best table is used instead (see select_isa).
 [[nodiscard]] const KernelTable& kernels() noexcept;
 
 // What kernels() picks for a requested EREDU_CPU_ISA value (empty: not set): the ISA, and why the

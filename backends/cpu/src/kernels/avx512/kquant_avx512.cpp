@@ -1,0 +1,600 @@
+// AVX-512 (F/BW/VL/DQ + VNNI) integer dot products for the K-quants (Q2_K..Q6_K) and IQ4_XS
+// against q8_K activation blocks. Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt)
+// and reached only through vec_ops_avx512().
+//
+// Each output element gets exactly the operations of its scalar definition
+// (reference::dot_q8_K, src/reference/quant_dot.cpp), as the AVX2 kernels do: per 256-block an
+// exact int32 sum, then one or two scalar fused multiply-adds into the element's own accumulator,
+// the blocks in order. So results are bit-identical to the reference and to the AVX2 table,
+// whatever the tiling, token count or thread count. Only the way the exact integer sum is formed
+// differs: 64 codes per instruction instead of 32.
+//
+// Per 64 elements (a "pair" of 32-element chunks, 2p and 2p + 1) a weight row gives 64 codes as
+// bytes; _mm512_maddubs_epi16 multiplies them with the activation bytes into 32 int16 pair sums
+// (lanes 8g .. 8g + 7 belong to sub-block 4p + g of 16 elements), and the VNNI _mm512_dpwssd_epi32
+// multiplies those by the sub-block scales and adds them into the int32 accumulator in one step.
+// The minimums (and the code offsets of Q6_K / Q3_K) never touch the elements: they are
+// sum_s min_s * bsum_s over the activation's 16-element sums.
+//
+// Per 256-block the horizontal sums are the costly part next to the products, so they are formed
+// four at a time (sum4: one reduction tree for four vectors), and the float steps of four tokens
+// run side by side in one 128-bit vector, each lane performing exactly its scalar step.
+//
+// Tiles: one row at a time for one token, its blocks four at a time (a decode streams each row
+// from memory once; interleaved rows starve the prefetcher, see kquant_avx2.cpp); 4 rows x 4 tokens
+// for prompt batches (16 accumulators, the codes and scales of 4 rows and one activation vector
+// fit the 32 registers).
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m512i load512(const void* p) {
+  return _mm512_loadu_si512(p);
+}
+inline float half_to_float(std::uint16_t h) {
+  return _cvtsh_ss(h);
+}
+
+// A 256-bit vector in both halves of a 512-bit one.
+inline __m512i both_halves(__m256i v) {
+  return _mm512_broadcast_i64x4(v);
+}
+// Two 256-bit vectors side by side: lo in elements 0..31, hi in 32..63.
+inline __m512i join(__m256i lo, __m256i hi) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+// Per 16-bit lane shift counts: `lo` for the first 32 bytes, `hi` for the second 32.
+inline __m512i shifts(int lo, int hi) {
+  return join(_mm256_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)));
+}
+// Bits `shift_lo` (first half) / `shift_hi` (second half) .. + width of every byte, masked.
+inline __m512i byte_bits(__m512i v, int shift_lo, int shift_hi, int mask) {
+  return _mm512_and_si512(_mm512_srlv_epi16(v, shifts(shift_lo, shift_hi)),
+                          _mm512_set1_epi8(static_cast<char>(mask)));
+}
+inline __m512i low_nibbles(__m512i v) {
+  return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+}
+inline __m512i high_nibbles(__m512i v) {
+  return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
+}
+// 32 bytes -> their low nibbles (first half) and high nibbles (second half).
+inline __m512i split_nibbles(__m256i v) {
+  return low_nibbles(join(v, _mm256_srli_epi16(v, 4)));
+}
+
+// One weight block unpacked for the tiles: a scale and a minimum per sub-block of 16 as int16
+// (the minimum is the code offset times the scale for Q6_K / Q3_K), and the float super-scales.
+struct Scales {
+  alignas(32) std::int16_t scale[16];
+  alignas(32) std::int16_t min[16];
+  float d;
+  float dmin;
+};
+
+// The int16 scales of pair p: lanes 8g .. 8g + 7 take the scale of sub-block 4p + g.
+inline __m512i pair_scales(__m512i all_scales, int p) {
+  const __m512i idx = _mm512_add_epi16(
+      _mm512_set1_epi16(static_cast<short>(4 * p)),
+      _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
+                       0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0));
+  return _mm512_permutexvar_epi16(idx, all_scales);
+}
+
+// Q4_K / Q5_K: the 6-bit scales and minimums of the 8 sub-blocks of 32 (as the decoder's
+// k4_scale_min), each written twice (both sub-blocks of 16 of a sub-block of 32). See
+// kquant_avx2.cpp for the bit layout.
+inline void k4_scales(const std::uint8_t* q, Scales& s) {
+  std::uint32_t w[3];
+  std::memcpy(w, q, 12);
+  const std::uint32_t low6 = 0x3F3F3F3FU;
+  const std::uint32_t nib = 0x0F0F0F0FU;
+  const std::uint32_t top2 = 0x03030303U;
+  const std::uint32_t scales[2] = {w[0] & low6, (w[2] & nib) | (((w[0] >> 6) & top2) << 4)};
+  const std::uint32_t mins[2] = {w[1] & low6, ((w[2] >> 4) & nib) | (((w[1] >> 6) & top2) << 4)};
+  auto widen_twice = [](const std::uint32_t(&v)[2], std::int16_t* out) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                       _mm256_set_m128i(_mm_unpackhi_epi16(b, b), _mm_unpacklo_epi16(b, b)));
+  };
+  widen_twice(scales, s.scale);
+  widen_twice(mins, s.min);
+}
+
+// Per encoding: the block, whether the codes are signed, whether there is a minimum term and
+// whether it has its own scale (dmin); scales() unpacks a block's scales, codes(b, p) gives the
+// 64 codes of chunks 2p and 2p + 1 (element order of the block).
+struct Q4K {
+  using Block = enc::BlockQ4_K;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static void scales(const Block& b, Scales& s) {
+    k4_scales(b.scales, s);
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  // Chunk 2p: low nibbles of qs[32p ..], chunk 2p + 1: their high nibbles.
+  static __m512i codes(const Block& b, int p) { return split_nibbles(load256(b.qs + 32 * p)); }
+};
+
+struct Q5K {
+  using Block = enc::BlockQ5_K;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static void scales(const Block& b, Scales& s) {
+    k4_scales(b.scales, s);
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  // As Q4_K, plus bit c of qh as the fifth bit of chunk c.
+  static __m512i codes(const Block& b, int p) {
+    const __m512i high = byte_bits(both_halves(load256(b.qh)), 2 * p, 2 * p + 1, 1);
+    return _mm512_or_si512(split_nibbles(load256(b.qs + 32 * p)), _mm512_slli_epi16(high, 4));
+  }
+};
+
+struct Q6K {
+  using Block = enc::BlockQ6_K;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = false;
+  static void scales(const Block& b, Scales& s) {
+    const __m256i sc =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 5));  // 32 * scale
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  // Chunk c = 4 * half + k reads ql[64 half + 32 (k % 2) ..] (low nibbles for k < 2, else high)
+  // and bits 2k, 2k + 1 of qh[32 half ..]: a pair (k = 0, 1 or 2, 3) reads 64 consecutive ql bytes.
+  static __m512i codes(const Block& b, int p) {
+    const int half = p / 2;
+    const int k = 2 * (p % 2);
+    const __m512i ql = load512(b.ql + 64 * half);
+    const __m512i low = k == 0 ? low_nibbles(ql) : high_nibbles(ql);
+    const __m512i high = byte_bits(both_halves(load256(b.qh + 32 * half)), 2 * k, 2 * k + 2, 3);
+    return _mm512_or_si512(low, _mm512_slli_epi16(high, 4));
+  }
+};
+
+struct Q3K {
+  using Block = enc::BlockQ3_K;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = false;
+  static void scales(const Block& b, Scales& s) {
+    for (int j = 0; j < 16; ++j) {
+      const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
+      const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+      const int scale = (low | (high << 4)) - 32;
+      s.scale[j] = static_cast<std::int16_t>(scale);
+      s.min[j] = static_cast<std::int16_t>(4 * scale);
+    }
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  // Chunk c: bits 2 (c % 4), + 1 of qs[32 (c / 4) ..], plus 4 where bit c of hmask is set (the
+  // value plus the offset 4).
+  static __m512i codes(const Block& b, int p) {
+    const int shift = 2 * (2 * p % 4);
+    const __m512i low = byte_bits(both_halves(load256(b.qs + 32 * (p / 2))), shift, shift + 2, 3);
+    const __m512i high = byte_bits(both_halves(load256(b.hmask)), 2 * p, 2 * p + 1, 1);
+    return _mm512_or_si512(low, _mm512_slli_epi16(high, 2));
+  }
+};
+
+struct Q2K {
+  using Block = enc::BlockQ2_K;
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = true;
+  static void scales(const Block& b, Scales& s) {
+    const __m256i sm =
+        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale),
+                       _mm256_and_si256(sm, _mm256_set1_epi16(0xF)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_srli_epi16(sm, 4));
+    s.d = half_to_float(b.d);
+    s.dmin = half_to_float(b.dmin);
+  }
+  static __m512i codes(const Block& b, int p) {
+    const int shift = 2 * (2 * p % 4);
+    return byte_bits(both_halves(load256(b.qs + 32 * (p / 2))), shift, shift + 2, 3);
+  }
+};
+
+struct IQ4XS {
+  using Block = enc::BlockIQ4_XS;
+  static constexpr bool kSigned = true;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSeparateMin = false;
+  static void scales(const Block& b, Scales& s) {
+    for (int j = 0; j < 8; ++j) {
+      const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
+      const int high = (b.scales_h >> (2 * j)) & 3;
+      s.scale[2 * j] = s.scale[2 * j + 1] = static_cast<std::int16_t>((low | (high << 4)) - 32);
+    }
+    s.d = half_to_float(b.d);
+    s.dmin = s.d;
+  }
+  // Chunk c: the low nibbles of qs[16c ..] (elements 0-15) then their high nibbles (16-31),
+  // looked up in the codebook. For a pair the 32 bytes A | B become A & 15, A >> 4, B & 15, B >> 4
+  // (128 bits each).
+  static __m512i codes(const Block& b, int p) {
+    const __m512i ab = _mm512_castsi256_si512(load256(b.qs + 32 * p));
+    const __m512i aabb = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0), ab);
+    const __m512i idx =
+        low_nibbles(_mm512_srlv_epi64(aabb, _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0)));
+    const __m512i table = _mm512_broadcast_i32x4(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(enc::kIQ4NLValues)));
+    return _mm512_shuffle_epi8(table, idx);
+  }
+};
+
+// The minimum term's 16 products of one (row, token) pair, as 8 int32 partial sums.
+inline __m256i min_products(const Scales& s, const enc::BlockQ8_K& x) {
+  return _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(s.min)),
+                           load256(x.bsums));
+}
+
+// Horizontal sums of four vectors at once (the sums are exact integers, so the order in which
+// lanes are added cannot matter). A "pair form" holds two vectors' partial sums as 128-bit lanes
+// [a0, a1, b0, b1]; the four totals come out as int32 lanes 0..3 in the order a, b, c, d.
+inline __m512i pair_form(__m512i a, __m512i b) {
+  return _mm512_add_epi32(_mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+inline __m512i pair_form(__m256i a, __m256i b) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+}
+inline __m128i totals(__m512i ab, __m512i cd) {
+  // [a, b, c, d] partial sums of 4 int32 each, then each 128-bit lane summed into its lane 0.
+  __m512i v = _mm512_add_epi32(_mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)),
+                               _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+  return _mm512_castsi512_si128(_mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), v));
+}
+template <typename V>
+inline __m128i sum4(V a, V b, V c, V d) {
+  return totals(pair_form(a, b), pair_form(c, d));
+}
+inline std::int32_t sum1(__m512i v) {
+  return _mm512_reduce_add_epi32(v);
+}
+inline std::int32_t sum1(__m256i v) {
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+  return _mm_cvtsi128_si32(h);
+}
+
+// The scalar definition's per-block step: acc += d * xd * isum (- dmin * xd * msum), as one or two
+// fused multiply-adds in the reference's order.
+template <typename F>
+inline float block_step(float acc, const Scales& s, float xd, std::int32_t isum,
+                        std::int32_t msum) {
+  static_assert(F::kHasMin || !F::kSeparateMin, "a separate minimum needs a minimum");
+  const float dd = s.d * xd;
+  if constexpr (!F::kHasMin) {
+    return __builtin_fmaf(dd, static_cast<float>(isum), acc);
+  } else if constexpr (F::kSeparateMin) {
+    acc = __builtin_fmaf(dd, static_cast<float>(isum), acc);
+    return __builtin_fmaf(-(s.dmin * xd), static_cast<float>(msum), acc);
+  } else {
+    return __builtin_fmaf(dd, static_cast<float>(isum - msum), acc);
+  }
+}
+
+// The exact integer sum of one weight block against one activation block: sum over the 4 pairs of
+// scale_s * (codes . activations) per sub-block, as 16 int32 partial sums.
+template <typename F>
+inline __m512i block_products(const typename F::Block& wb, const __m512i all_scales,
+                              const enc::BlockQ8_K& xb) {
+  __m512i sumi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    const __m512i q = F::codes(wb, p);
+    const __m512i xv = load512(xb.qs + 64 * p);
+    __m512i pairs;
+    if constexpr (F::kSigned) {
+      pairs = _mm512_maddubs_epi16(
+          _mm512_abs_epi8(q),
+          _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(q), _mm512_setzero_si512(), xv));
+    } else {
+      pairs = _mm512_maddubs_epi16(q, xv);
+    }
+    sumi = _mm512_dpwssd_epi32(sumi, pairs, pair_scales(all_scales, p));
+  }
+  return sumi;
+}
+
+inline __m512i scales_vector(const Scales& s) {
+  return _mm512_zextsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(s.scale)));
+}
+
+// One weight row against one token (decode). Blocks go four at a time so that their horizontal
+// sums share one reduction tree; the float steps still run block by block in order.
+template <typename F>
+float kquant_row_decode(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n_blocks) {
+  float acc = 0.0F;
+  std::size_t b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {
+    Scales s[4];
+    __m512i sumi[4];
+    __m256i mins[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      // A decode streams the row from memory: hint ~0.5 KiB ahead (reads no value).
+      const char* ahead = reinterpret_cast<const char*>(w + b + g) + 512;
+#pragma GCC unroll 4
+      for (std::size_t line = 0; line < sizeof(typename F::Block); line += 64)
+        _mm_prefetch(ahead + line, _MM_HINT_T0);
+      F::scales(w[b + g], s[g]);
+      sumi[g] = block_products<F>(w[b + g], scales_vector(s[g]), x[b + g]);
+      if constexpr (F::kHasMin) mins[g] = min_products(s[g], x[b + g]);
+    }
+    // The products and conversions of the four steps side by side (each lane exactly its scalar
+    // counterpart), then the fused multiply-adds in block order.
+    const __m128i isum = sum4(sumi[0], sumi[1], sumi[2], sumi[3]);
+    const __m128 xd = _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d);
+    alignas(16) float dd[4];
+    alignas(16) float fi[4];
+    _mm_store_ps(dd, _mm_mul_ps(_mm_setr_ps(s[0].d, s[1].d, s[2].d, s[3].d), xd));
+    if constexpr (!F::kHasMin) {
+      _mm_store_ps(fi, _mm_cvtepi32_ps(isum));
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g)
+        acc = __builtin_fmaf(dd[g], fi[g], acc);
+    } else {
+      const __m128i msum = sum4(mins[0], mins[1], mins[2], mins[3]);
+      if constexpr (F::kSeparateMin) {
+        alignas(16) float dm[4];
+        alignas(16) float fm[4];
+        _mm_store_ps(fi, _mm_cvtepi32_ps(isum));
+        _mm_store_ps(fm, _mm_cvtepi32_ps(msum));
+        _mm_store_ps(
+            dm, _mm_xor_ps(_mm_mul_ps(_mm_setr_ps(s[0].dmin, s[1].dmin, s[2].dmin, s[3].dmin), xd),
+                           _mm_set1_ps(-0.0F)));
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          acc = __builtin_fmaf(dd[g], fi[g], acc);
+          acc = __builtin_fmaf(dm[g], fm[g], acc);
+        }
+      } else {
+        _mm_store_ps(fi, _mm_cvtepi32_ps(_mm_sub_epi32(isum, msum)));
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g)
+          acc = __builtin_fmaf(dd[g], fi[g], acc);
+      }
+    }
+  }
+  for (; b < n_blocks; ++b) {
+    Scales s;
+    F::scales(w[b], s);
+    const std::int32_t isum = sum1(block_products<F>(w[b], scales_vector(s), x[b]));
+    std::int32_t msum = 0;
+    if constexpr (F::kHasMin) msum = sum1(min_products(s, x[b]));
+    acc = block_step<F>(acc, s, x[b].d, isum, msum);
+  }
+  return acc;
+}
+
+// One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart),
+// y[t * ldy + r].
+template <typename F, int RM, int RN>
+void kquant_tile(const std::byte* w, std::size_t w_stride, const enc::BlockQ8_K* x,
+                 std::size_t n_blocks, float* y, std::size_t ldy) {
+  using Block = typename F::Block;
+  float acc[RM][RN];
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      acc[r][t] = 0.0F;
+  }
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const Block* wb[RM];
+    Scales s[RM];
+    __m512i all_scales[RM];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+      wb[r] = reinterpret_cast<const Block*>(w + r * w_stride) + b;
+      F::scales(*wb[r], s[r]);
+      all_scales[r] = scales_vector(s[r]);
+    }
+    __m512i sumi[RM][RN];
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t)
+        sumi[r][t] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      __m512i q[RM];
+      __m512i sc[RM];
+      [[maybe_unused]] __m512i q_abs[RM];
+      [[maybe_unused]] __mmask64 q_neg[RM];
+#pragma GCC unroll 4
+      for (int r = 0; r < RM; ++r) {
+        q[r] = F::codes(*wb[r], p);
+        sc[r] = pair_scales(all_scales[r], p);
+        if constexpr (F::kSigned) {
+          q_abs[r] = _mm512_abs_epi8(q[r]);
+          q_neg[r] = _mm512_movepi8_mask(q[r]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t) {
+        const __m512i xv = load512(x[t * n_blocks + b].qs + 64 * p);
+#pragma GCC unroll 4
+        for (int r = 0; r < RM; ++r) {
+          __m512i pairs;
+          if constexpr (F::kSigned) {
+            // |code| unsigned times the activation with the code's sign moved onto it.
+            pairs = _mm512_maddubs_epi16(
+                q_abs[r], _mm512_mask_sub_epi8(xv, q_neg[r], _mm512_setzero_si512(), xv));
+          } else {
+            pairs = _mm512_maddubs_epi16(q[r], xv);
+          }
+          sumi[r][t] = _mm512_dpwssd_epi32(sumi[r][t], pairs, sc[r]);
+        }
+      }
+    }
+    if constexpr (RN == 4) {
+      // The four tokens' float steps side by side: lane t performs exactly the scalar step of
+      // token t (the same products, conversions and fused multiply-adds), so the results are the
+      // scalar definition's bit for bit.
+      const __m128 xd =
+          _mm_setr_ps(x[b].d, x[n_blocks + b].d, x[2 * n_blocks + b].d, x[3 * n_blocks + b].d);
+#pragma GCC unroll 4
+      for (int r = 0; r < RM; ++r) {
+        const __m128i isum = sum4(sumi[r][0], sumi[r][1], sumi[r][2], sumi[r][3]);
+        __m128i msum = _mm_setzero_si128();
+        if constexpr (F::kHasMin) {
+          msum = sum4(min_products(s[r], x[b]), min_products(s[r], x[n_blocks + b]),
+                      min_products(s[r], x[2 * n_blocks + b]),
+                      min_products(s[r], x[3 * n_blocks + b]));
+        }
+        __m128 a = _mm_loadu_ps(acc[r]);
+        const __m128 dd = _mm_mul_ps(_mm_set1_ps(s[r].d), xd);
+        if constexpr (!F::kHasMin) {
+          a = _mm_fmadd_ps(dd, _mm_cvtepi32_ps(isum), a);
+        } else if constexpr (F::kSeparateMin) {
+          a = _mm_fmadd_ps(dd, _mm_cvtepi32_ps(isum), a);
+          const __m128 dm = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(s[r].dmin), xd), _mm_set1_ps(-0.0F));
+          a = _mm_fmadd_ps(dm, _mm_cvtepi32_ps(msum), a);
+        } else {
+          a = _mm_fmadd_ps(dd, _mm_cvtepi32_ps(_mm_sub_epi32(isum, msum)), a);
+        }
+        _mm_storeu_ps(acc[r], a);
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+        for (int t = 0; t < RN; ++t) {
+          const enc::BlockQ8_K& xb = x[t * n_blocks + b];
+          std::int32_t msum = 0;
+          if constexpr (F::kHasMin) msum = sum1(min_products(s[r], xb));
+          acc[r][t] = block_step<F>(acc[r][t], s[r], xb.d, sum1(sumi[r][t]), msum);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+    for (int t = 0; t < RN; ++t)
+      y[t * ldy + r] = acc[r][t];
+  }
+}
+
+constexpr int kRows = 4;
+constexpr int kTokens = 4;
+// Small batches (a speculative verification: up to 16 tokens): one row at a time against evenly
+// sized groups of at most 6 tokens, so each row's codes are unpacked once per group.
+constexpr int kSmallBatchTokens = 6;
+constexpr std::size_t kSmallBatchMax = 16;
+
+// kquant_tile<F, RM, rn> for a run-time rn <= RN.
+template <typename F, int RM, int RN>
+void kquant_tile_tokens(std::size_t rn, const std::byte* w, std::size_t w_stride,
+                        const enc::BlockQ8_K* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RN == 1) {
+    kquant_tile<F, RM, 1>(w, w_stride, x, n_blocks, y, ldy);
+  } else if (rn == RN) {
+    kquant_tile<F, RM, RN>(w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    kquant_tile_tokens<F, RM, RN - 1>(rn, w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+// kquant_tile<F, rm, rn> for run-time rm <= RM, rn <= kTokens.
+template <typename F, int RM = kRows>
+void kquant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::size_t w_stride,
+                      const enc::BlockQ8_K* x, std::size_t n_blocks, float* y, std::size_t ldy) {
+  if constexpr (RM == 1) {
+    kquant_tile_tokens<F, 1, kTokens>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else if (rm == RM) {
+    kquant_tile_tokens<F, RM, kTokens>(rn, w, w_stride, x, n_blocks, y, ldy);
+  } else {
+    kquant_tile_edge<F, RM - 1>(rm, rn, w, w_stride, x, n_blocks, y, ldy);
+  }
+}
+
+template <typename F>
+void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+                 std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  const auto* wb = static_cast<const std::byte*>(w);
+  if (n == 1) {
+    for (std::size_t r = 0; r < m; ++r)
+      y[r] = kquant_row_decode<F>(reinterpret_cast<const typename F::Block*>(wb + r * w_stride), x,
+                                  n_blocks);
+    return;
+  }
+  if (n <= kSmallBatchMax) {
+    const std::size_t groups = (n + kSmallBatchTokens - 1) / kSmallBatchTokens;
+    for (std::size_t r = 0; r < m; ++r) {
+      std::size_t t0 = 0;
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t rn = n / groups + (g < n % groups ? 1 : 0);
+        kquant_tile_tokens<F, 1, kSmallBatchTokens>(
+            rn, wb + r * w_stride, w_stride, x + t0 * n_blocks, n_blocks, y + t0 * ldy + r, ldy);
+        t0 += rn;
+      }
+    }
+    return;
+  }
+  // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
+  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
+    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
+    for (std::size_t r0 = 0; r0 < m; r0 += kRows) {
+      const std::size_t rm = m - r0 < kRows ? m - r0 : kRows;
+      kquant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, x + t0 * n_blocks, n_blocks,
+                          y + t0 * ldy + r0, ldy);
+    }
+  }
+}
+
+}  // namespace
+
+KQuantGemm kquant_gemm_avx512(DType dtype) {
+  switch (dtype) {
+    case DType::kQ2_K:
+      return kquant_gemm<Q2K>;
+    case DType::kQ3_K:
+      return kquant_gemm<Q3K>;
+    case DType::kQ4_K:
+      return kquant_gemm<Q4K>;
+    case DType::kQ5_K:
+      return kquant_gemm<Q5K>;
+    case DType::kQ6_K:
+      return kquant_gemm<Q6K>;
+    case DType::kIQ4_XS:
+      return kquant_gemm<IQ4XS>;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace eredu::cpu::detail

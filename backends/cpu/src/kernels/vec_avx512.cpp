@@ -1,0 +1,21 @@
+// The AVX-512 table: the AVX2 primitives, with the kernels that have an AVX-512 form (avx512/*.cpp)
+// replaced by it. This file only assembles the table and is built for the baseline; the table is
+// selected at run time only when cpuid reports AVX-512 F/BW/VL/DQ and VNNI and the OS saves the
+// AVX-512 register state (dispatch.cpp).
+//
+// Every replacement gives exactly the AVX2 table's results (the K-quant products are bit-identical
+// to their scalar definition on both), so choosing this table changes speed, never an output.
+#include "vec_ops.hpp"
+
+namespace eredu::cpu::detail {
+
+const VecOps& vec_ops_avx512() noexcept {
+  static const VecOps ops = [] {
+    VecOps o = vec_ops_avx2();
+    o.kquant_gemm = kquant_gemm_avx512;
+    return o;
+  }();
+  return ops;
+}
+
+}  // namespace eredu::cpu::detail
