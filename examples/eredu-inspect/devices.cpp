@@ -46,6 +46,12 @@ BackendListing cpu_devices() {
     device.properties.push_back({"fma", f.fma});
     device.properties.push_back({"f16c", f.f16c});
     device.properties.push_back({"avx512f", f.avx512f});
+    device.properties.push_back({"avx512bw", f.avx512bw});
+    device.properties.push_back({"avx512vl", f.avx512vl});
+    device.properties.push_back({"avx512dq", f.avx512dq});
+    device.properties.push_back({"avx512vnni", f.avx512vnni});
+    device.properties.push_back({"avx512bf16", f.avx512bf16});
+    device.properties.push_back({"os_avx512_state", f.os_avx512});
     device.properties.push_back({"capabilities", describe_capabilities(report.capabilities)});
     listing.devices.push_back(std::move(device));
   }

@@ -4,15 +4,32 @@
 // AVX-512 register state (dispatch.cpp).
 //
 // Every replacement gives exactly the AVX2 table's results (the K-quant products are bit-identical
-// to their scalar definition on both), so choosing this table changes speed, never an output.
+// to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2 kernels' float
+// steps on the same exact integers), so choosing this table changes speed, never an output.
 #include "vec_ops.hpp"
 
 namespace eredu::cpu::detail {
+
+namespace {
+
+QuantRowDot row_dot(DType dtype) {
+  const QuantRowDot own = quant_row_dot_avx512(dtype);
+  return own != nullptr ? own : vec_ops_avx2().quant_row_dot(dtype);
+}
+
+QuantGemm gemm(DType dtype) {
+  const QuantGemm own = quant_gemm_avx512(dtype);
+  return own != nullptr ? own : vec_ops_avx2().quant_gemm(dtype);
+}
+
+}  // namespace
 
 const VecOps& vec_ops_avx512() noexcept {
   static const VecOps ops = [] {
     VecOps o = vec_ops_avx2();
     o.kquant_gemm = kquant_gemm_avx512;
+    o.quant_row_dot = row_dot;
+    o.quant_gemm = gemm;
     return o;
   }();
   return ops;

@@ -122,8 +122,11 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
                       std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
                       float* scratch);
 
-// AVX-512 K-quant kernels (avx512/kquant_avx512.cpp), reached only through vec_ops_avx512().
+// AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
+// they do not cover (the table then keeps the AVX2 kernel).
 KQuantGemm kquant_gemm_avx512(DType dtype);
+QuantRowDot quant_row_dot_avx512(DType dtype);
+QuantGemm quant_gemm_avx512(DType dtype);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C

@@ -1,0 +1,73 @@
+// The AVX-512 table against the AVX2 table, an independent implementation of the same numerics:
+// every encoding's matmul (Q4_0 / Q8_0 through the VNNI kernels, the K-quants through the 512-bit
+// K-quant kernels, the rest through the AVX2 kernels the table keeps) gives the AVX2 table's
+// value bit for bit, for one token (decode row dots), small batches and prompt tiles, row and token
+// counts off every tile edge, odd and even block counts (the row dots take blocks in pairs), and
+// on 1 or 3 threads. So choosing the AVX-512 table can change speed, never a token.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eredu/backends/cpu/kernels.hpp"
+#include "op_parity.hpp"
+
+namespace {
+
+using eredu::DType;
+using eredu::cpu::Isa;
+using eredu::cpu::MatrixView;
+using eredu::cpu::ThreadPool;
+using namespace eredu::testing::op_parity;
+
+struct Shape {
+  std::size_t rows;
+  std::size_t tokens;
+  std::size_t blocks;  // row length in blocks of the encoding
+};
+
+TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
+  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
+  if (avx512 == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
+  ASSERT_NE(avx2, nullptr) << "AVX-512 without AVX2";
+  // Rows around the 4-row tiles and the 24-row work items; tokens: 1 (decode), small batches, odd
+  // counts (a token pair with one token), 8-token tiles and their edges, past one 96-token chunk.
+  const std::vector<Shape> shapes = {{1, 1, 1},  {3, 1, 2},  {7, 1, 3},  {13, 1, 5},  {5, 2, 2},
+                                     {7, 3, 1},  {9, 5, 3},  {17, 8, 2}, {6, 9, 1},   {11, 13, 4},
+                                     {6, 16, 3}, {5, 17, 1}, {9, 19, 2}, {29, 98, 1}, {26, 23, 6}};
+  const std::vector<DType> dtypes = {DType::kQ4_0, DType::kQ8_0, DType::kQ4_1, DType::kQ5_0,
+                                     DType::kQ5_1, DType::kQ4_K, DType::kQ6_K, DType::kIQ4_NL};
+  ThreadPool three(3);
+  for (DType dtype : dtypes) {
+    for (const Shape& s : shapes) {
+      std::mt19937 rng(4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
+      const std::size_t cols = eredu::dtype_info(dtype).block_elements * s.blocks;
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
+      const MatrixView w{dtype, bytes.data(), s.rows, cols};
+      const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);
+      std::vector<float> expected(s.tokens * s.rows, -1.0F);
+      avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+        std::vector<float> actual(expected.size(), -2.0F);
+        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        std::size_t differ = 0;
+        std::size_t first = 0;
+        for (std::size_t i = 0; i < actual.size(); ++i) {
+          if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
+                              << " tokens x " << cols << " cols, "
+                              << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
+                              << first << ": " << actual[first] << " vs " << expected[first];
+      }
+    }
+  }
+}
+
+}  // namespace
