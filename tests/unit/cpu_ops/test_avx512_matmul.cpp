@@ -1,6 +1,7 @@
 // The AVX-512 table against the AVX2 table, an independent implementation of the same numerics:
 // every encoding's matmul (Q4_0 / Q8_0 through the VNNI kernels, the K-quants through the 512-bit
-// K-quant kernels, the rest through the AVX2 kernels the table keeps) gives the AVX2 table's
+// K-quant kernels, F32 / F16 / BF16 prompt batches through the two-token float tiles, the rest
+// through the AVX2 kernels the table keeps) gives the AVX2 table's
 // value bit for bit, for one token (decode row dots), small batches and prompt tiles, row and token
 // counts off every tile edge, odd and even block counts (the row dots take blocks in pairs), and
 // on 1 or 3 threads. So choosing the AVX-512 table can change speed, never a token.
@@ -47,7 +48,9 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
       std::mt19937 rng(4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
-      const std::size_t cols = eredu::dtype_info(dtype).block_elements * s.blocks;
+      // Float rows: steps of 8 plus a tail of 5 (the tiles' scalar tail).
+      const std::size_t block = eredu::dtype_info(dtype).block_elements;
+      const std::size_t cols = block == 1 ? 64 * s.blocks + 5 : block * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
       const MatrixView w{dtype, bytes.data(), s.rows, cols};
       const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);

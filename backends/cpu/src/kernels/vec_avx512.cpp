@@ -5,7 +5,8 @@
 //
 // Every replacement gives exactly the AVX2 table's results (the K-quant products are bit-identical
 // to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2 kernels' float
-// steps on the same exact integers), so choosing this table changes speed, never an output.
+// steps on the same exact integers; the float tiles run two tokens' AVX2 chains per 512-bit
+// accumulator), so choosing this table changes speed, never an output.
 #include "vec_ops.hpp"
 
 namespace eredu::cpu::detail {
@@ -30,6 +31,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.kquant_gemm = kquant_gemm_avx512;
     o.quant_row_dot = row_dot;
     o.quant_gemm = gemm;
+    o.float_gemm = float_gemm_avx512;
     return o;
   }();
   return ops;

@@ -127,6 +127,8 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
+void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,
+                       std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C
