@@ -11,7 +11,8 @@
 //   - the codes are made unsigned by an offset (Q4_0: the nibble itself, value + 8; Q8_0: value
 //     + 128, the sign bit flipped), so that vpdpbusd (unsigned x signed bytes, four products per
 //     int32 lane) applies; the offset's share, offset * (sum of the four activations), comes from
-//     a second vpdpbusd of the activations with the offset and is subtracted. Both are exact.
+//     a second vpdpbusd of the activations with the offset and is subtracted (in the tiles it is
+//     the start value of the products, shared by the rows). All of it is exact.
 //   - a row dot takes its blocks in pairs: one 512-bit integer pass, then the two blocks' float
 //     steps in block order on the low and the high half.
 //   - a tile keeps two tokens per 512-bit accumulator (one per half), the weight block's codes in
@@ -174,13 +175,16 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
       const ActQ8Block& x0 = xt[2 * p][b];
       const ActQ8Block& x1 = xt[2 * p + 1][b];
       const __m512i xv = join(load256(x0.qs), load256(x1.qs));
-      const __m512i offset = _mm512_dpbusd_epi32(
-          _mm512_setzero_si512(), _mm512_set1_epi8(static_cast<char>(F::kOffset)), xv);
+      // Minus the offset's share, as the start value of every row's product: one vpdpbusd per
+      // element then gives the exact block dot.
+      const __m512i minus_offset = _mm512_sub_epi32(
+          _mm512_setzero_si512(),
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                              _mm512_set1_epi8(static_cast<char>(F::kOffset)), xv));
       const __m512 xd = join(_mm256_set1_ps(x0.d), _mm256_set1_ps(x1.d));
 #pragma GCC unroll 4
       for (int r = 0; r < RM; ++r) {
-        const __m512i raw = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[r], xv);
-        const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(raw, offset));
+        const __m512 dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(minus_offset, q[r], xv));
         // wd * xd lane by lane: the AVX2 scale products.
         acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(wd[r]), xd), dot, acc[r][p]);
       }
