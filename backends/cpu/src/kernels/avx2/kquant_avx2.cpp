@@ -26,6 +26,7 @@
 
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
+#include "kquant_scales.hpp"
 #include "simd_avx2.hpp"
 
 namespace eredu::cpu::detail {
@@ -44,15 +45,6 @@ inline std::int32_t hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
   return _mm_cvtsi128_si32(s);
 }
-
-// One weight block unpacked for the tiles: a scale and a minimum per sub-block of 16 as int16
-// (the minimum is the code offset times the scale for Q6_K / Q3_K), and the float super-scales.
-struct Scales {
-  alignas(32) std::int16_t scale[16];
-  alignas(32) std::int16_t min[16];
-  float d;
-  float dmin;
-};
 
 // The int16 scales of chunk c: sub-block 2c in lanes 0-7, 2c + 1 in lanes 8-15 (one broadcast
 // when the encoding's sub-blocks are 32 long).
@@ -73,63 +65,20 @@ inline __m256i byte_bits(__m256i v, int shift, int mask) {
   return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>(mask)));
 }
 
-// Q4_K / Q5_K: the 6-bit scales and minimums of the 8 sub-blocks of 32 (as the decoder's
-// k4_scale_min), unpacked four at a time from the 12 bytes read as three little-endian words:
-// sub-blocks 0-3 keep the low 6 bits of bytes 0-3 (scales) and 4-7 (minimums); 4-7 take the
-// nibbles of bytes 8-11 and, as bits 4-5, the top 2 bits of bytes 0-3 (scales) and 4-7 (minimums).
-inline void k4_scales(const std::uint8_t* q, Scales& s) {
-  std::uint32_t w[3];
-  std::memcpy(w, q, 12);
-  const std::uint32_t low6 = 0x3F3F3F3FU;
-  const std::uint32_t nib = 0x0F0F0F0FU;
-  const std::uint32_t top2 = 0x03030303U;
-  const std::uint32_t scales[2] = {w[0] & low6, (w[2] & nib) | (((w[0] >> 6) & top2) << 4)};
-  const std::uint32_t mins[2] = {w[1] & low6, ((w[2] >> 4) & nib) | (((w[1] >> 6) & top2) << 4)};
-  // 8 bytes -> 16 int16, each value twice (both sub-blocks of 16 of a sub-block of 32).
-  auto widen_twice = [](const std::uint32_t(&v)[2], std::int16_t* out) {
-    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
-                       _mm256_set_m128i(_mm_unpackhi_epi16(b, b), _mm_unpacklo_epi16(b, b)));
-  };
-  widen_twice(scales, s.scale);
-  widen_twice(mins, s.min);
-}
-
-// Per encoding: the block, its activation blocks, the number of 32-element chunks, whether the
-// codes are signed, whether there is a minimum term and whether it has its own scale (dmin), and
-// whether a scale covers 32 elements (else 16).
-struct Q4K {
-  using Block = enc::BlockQ4_K;
+// Per encoding (the scale unpacking and flags in kquant_scales.hpp): its activation blocks, the
+// number of 32-element chunks, and the 32 codes of chunk c as bytes.
+struct Q4K : Q4KScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static constexpr bool kScalePer32 = true;
-  static void scales(const Block& b, Scales& s) {
-    k4_scales(b.scales, s);
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
   static __m256i codes(const Block& b, int c) {
     const __m256i v = load256(b.qs + 32 * (c / 2));
     return c % 2 == 0 ? low_nibbles(v) : high_nibbles(v);
   }
 };
 
-struct Q5K {
-  using Block = enc::BlockQ5_K;
+struct Q5K : Q5KScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static constexpr bool kScalePer32 = true;
-  static void scales(const Block& b, Scales& s) {
-    k4_scales(b.scales, s);
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
   static __m256i codes(const Block& b, int c) {
     const __m256i v = load256(b.qs + 32 * (c / 2));
     const __m256i low = c % 2 == 0 ? low_nibbles(v) : high_nibbles(v);
@@ -138,22 +87,9 @@ struct Q5K {
   }
 };
 
-struct Q6K {
-  using Block = enc::BlockQ6_K;
+struct Q6K : Q6KScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = false;
-  static constexpr bool kScalePer32 = false;
-  static void scales(const Block& b, Scales& s) {
-    const __m256i sc =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 5));  // 32 * scale
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
   static __m256i codes(const Block& b, int c) {
     const int half = c / 4;
     const int k = c % 4;
@@ -164,25 +100,9 @@ struct Q6K {
   }
 };
 
-struct Q3K {
-  using Block = enc::BlockQ3_K;
+struct Q3K : Q3KScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = false;
-  static constexpr bool kScalePer32 = false;
-  static void scales(const Block& b, Scales& s) {
-    for (int j = 0; j < 16; ++j) {
-      const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
-      const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
-      const int scale = (low | (high << 4)) - 32;
-      s.scale[j] = static_cast<std::int16_t>(scale);
-      s.min[j] = static_cast<std::int16_t>(4 * scale);
-    }
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
   // The 2-bit code plus 4 where the hmask bit is set: the value plus the offset 4.
   static __m256i codes(const Block& b, int c) {
     const __m256i low = byte_bits(load256(b.qs + 32 * (c / 4)), 2 * (c % 4), 3);
@@ -191,23 +111,9 @@ struct Q3K {
   }
 };
 
-struct Q2K {
-  using Block = enc::BlockQ2_K;
+struct Q2K : Q2KScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static constexpr bool kScalePer32 = false;
-  static void scales(const Block& b, Scales& s) {
-    const __m256i sm =
-        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale),
-                       _mm256_and_si256(sm, _mm256_set1_epi16(0xF)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_srli_epi16(sm, 4));
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
   static __m256i codes(const Block& b, int c) {
     return byte_bits(load256(b.qs + 32 * (c / 4)), 2 * (c % 4), 3);
   }
@@ -219,23 +125,9 @@ inline __m256i iq4nl_table() {
   return _mm256_set_m128i(t, t);
 }
 
-struct IQ4XS {
-  using Block = enc::BlockIQ4_XS;
+struct IQ4XS : IQ4XSScales {
   using Act = enc::BlockQ8_K;
   static constexpr int kChunks = 8;
-  static constexpr bool kSigned = true;
-  static constexpr bool kHasMin = false;
-  static constexpr bool kSeparateMin = false;
-  static constexpr bool kScalePer32 = true;
-  static void scales(const Block& b, Scales& s) {
-    for (int j = 0; j < 8; ++j) {
-      const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
-      const int high = (b.scales_h >> (2 * j)) & 3;
-      s.scale[2 * j] = s.scale[2 * j + 1] = static_cast<std::int16_t>((low | (high << 4)) - 32);
-    }
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
   static __m256i codes(const Block& b, int c) {
     return _mm256_shuffle_epi8(iq4nl_table(), nibbles_to_bytes(b.qs + 16 * c));
   }
@@ -263,9 +155,6 @@ struct IQ4NL {
 inline std::int32_t min_sum(const Scales& s, const enc::BlockQ8_K& x) {
   return hsum_i32(_mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(s.min)),
                                     load256(x.bsums)));
-}
-inline std::int32_t min_sum(const Scales& /*s*/, const ActQ8Block& /*x*/) {
-  return 0;
 }
 
 // One RM x RN tile: rows w (w_stride bytes apart) against tokens x (n_blocks blocks apart),
@@ -335,18 +224,9 @@ void kquant_tile(const std::byte* w, std::size_t w_stride, const typename F::Act
 #pragma GCC unroll 4
       for (int t = 0; t < RN; ++t) {
         const typename F::Act& xb = x[t * n_blocks + b];
-        const std::int32_t isum = hsum_i32(sumi[r][t]);
-        const float dd = s[r].d * xb.d;
-        if constexpr (!F::kHasMin) {
-          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum), acc[r][t]);
-        } else if constexpr (F::kSeparateMin) {
-          const std::int32_t msum = min_sum(s[r], xb);
-          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum), acc[r][t]);
-          acc[r][t] = __builtin_fmaf(-(s[r].dmin * xb.d), static_cast<float>(msum), acc[r][t]);
-        } else {
-          const std::int32_t msum = min_sum(s[r], xb);
-          acc[r][t] = __builtin_fmaf(dd, static_cast<float>(isum - msum), acc[r][t]);
-        }
+        std::int32_t msum = 0;
+        if constexpr (F::kHasMin) msum = min_sum(s[r], xb);
+        acc[r][t] = block_step<F>(acc[r][t], s[r], xb.d, hsum_i32(sumi[r][t]), msum);
       }
     }
   }

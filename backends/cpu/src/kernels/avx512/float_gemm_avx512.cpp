@@ -6,26 +6,17 @@
 // tinyBLAS order), a fixed horizontal sum, then the k % 8 tail in order. Here a 512-bit accumulator
 // holds the chains of two tokens (token 2p in the low half, 2p + 1 in the high half) and the weight
 // row's 8 floats sit in both halves, so one 16-lane FMA performs both tokens' AVX2 step, lane for
-// lane: twice the multiply-adds per instruction, and the same values.
+// lane: twice the multiply-adds per instruction, and the same values (hsum is the AVX2 one).
 #include <immintrin.h>
 
 #include <cstddef>
 
+#include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
 
 namespace eredu::cpu::detail {
 
 namespace {
-
-// The AVX2 table's horizontal sum (simd_avx2.hpp hsum), operation for operation.
-inline float hsum(__m256 v) {
-  const __m128 lo = _mm256_castps256_ps128(v);
-  const __m128 hi = _mm256_extractf128_ps(v, 1);
-  __m128 s = _mm_add_ps(lo, hi);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ps(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // 4 rows x 8 tokens (4 pairs): 16 accumulators, 4 weight vectors and the activation pairs fit the
 // 32 registers; each weight load serves 8 tokens, each activation load 4 rows.

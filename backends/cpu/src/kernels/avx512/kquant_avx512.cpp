@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../avx2/kquant_scales.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 
@@ -44,9 +45,6 @@ inline __m256i load256(const void* p) {
 }
 inline __m512i load512(const void* p) {
   return _mm512_loadu_si512(p);
-}
-inline float half_to_float(std::uint16_t h) {
-  return _cvtsh_ss(h);
 }
 
 // A 256-bit vector in both halves of a 512-bit one.
@@ -77,15 +75,6 @@ inline __m512i split_nibbles(__m256i v) {
   return low_nibbles(join(v, _mm256_srli_epi16(v, 4)));
 }
 
-// One weight block unpacked for the tiles: a scale and a minimum per sub-block of 16 as int16
-// (the minimum is the code offset times the scale for Q6_K / Q3_K), and the float super-scales.
-struct Scales {
-  alignas(32) std::int16_t scale[16];
-  alignas(32) std::int16_t min[16];
-  float d;
-  float dmin;
-};
-
 // The int16 scales of pair p: lanes 8g .. 8g + 7 take the scale of sub-block 4p + g.
 inline __m512i pair_scales(__m512i all_scales, int p) {
   const __m512i idx = _mm512_add_epi16(
@@ -95,53 +84,14 @@ inline __m512i pair_scales(__m512i all_scales, int p) {
   return _mm512_permutexvar_epi16(idx, all_scales);
 }
 
-// Q4_K / Q5_K: the 6-bit scales and minimums of the 8 sub-blocks of 32 (as the decoder's
-// k4_scale_min), each written twice (both sub-blocks of 16 of a sub-block of 32). See
-// kquant_avx2.cpp for the bit layout.
-inline void k4_scales(const std::uint8_t* q, Scales& s) {
-  std::uint32_t w[3];
-  std::memcpy(w, q, 12);
-  const std::uint32_t low6 = 0x3F3F3F3FU;
-  const std::uint32_t nib = 0x0F0F0F0FU;
-  const std::uint32_t top2 = 0x03030303U;
-  const std::uint32_t scales[2] = {w[0] & low6, (w[2] & nib) | (((w[0] >> 6) & top2) << 4)};
-  const std::uint32_t mins[2] = {w[1] & low6, ((w[2] >> 4) & nib) | (((w[1] >> 6) & top2) << 4)};
-  auto widen_twice = [](const std::uint32_t(&v)[2], std::int16_t* out) {
-    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
-                       _mm256_set_m128i(_mm_unpackhi_epi16(b, b), _mm_unpacklo_epi16(b, b)));
-  };
-  widen_twice(scales, s.scale);
-  widen_twice(mins, s.min);
-}
-
-// Per encoding: the block, whether the codes are signed, whether there is a minimum term and
-// whether it has its own scale (dmin); scales() unpacks a block's scales, codes(b, p) gives the
-// 64 codes of chunks 2p and 2p + 1 (element order of the block).
-struct Q4K {
-  using Block = enc::BlockQ4_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static void scales(const Block& b, Scales& s) {
-    k4_scales(b.scales, s);
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
+// Per encoding (the scale unpacking and flags in kquant_scales.hpp): codes(b, p) gives the 64
+// codes of chunks 2p and 2p + 1 (element order of the block).
+struct Q4K : Q4KScales {
   // Chunk 2p: low nibbles of qs[32p ..], chunk 2p + 1: their high nibbles.
   static __m512i codes(const Block& b, int p) { return split_nibbles(load256(b.qs + 32 * p)); }
 };
 
-struct Q5K {
-  using Block = enc::BlockQ5_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static void scales(const Block& b, Scales& s) {
-    k4_scales(b.scales, s);
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
+struct Q5K : Q5KScales {
   // As Q4_K, plus bit c of qh as the fifth bit of chunk c.
   static __m512i codes(const Block& b, int p) {
     const __m512i high = byte_bits(both_halves(load256(b.qh)), 2 * p, 2 * p + 1, 1);
@@ -149,19 +99,7 @@ struct Q5K {
   }
 };
 
-struct Q6K {
-  using Block = enc::BlockQ6_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = false;
-  static void scales(const Block& b, Scales& s) {
-    const __m256i sc =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 5));  // 32 * scale
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
+struct Q6K : Q6KScales {
   // Chunk c = 4 * half + k reads ql[64 half + 32 (k % 2) ..] (low nibbles for k < 2, else high)
   // and bits 2k, 2k + 1 of qh[32 half ..]: a pair (k = 0, 1 or 2, 3) reads 64 consecutive ql bytes.
   static __m512i codes(const Block& b, int p) {
@@ -174,22 +112,7 @@ struct Q6K {
   }
 };
 
-struct Q3K {
-  using Block = enc::BlockQ3_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = false;
-  static void scales(const Block& b, Scales& s) {
-    for (int j = 0; j < 16; ++j) {
-      const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
-      const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
-      const int scale = (low | (high << 4)) - 32;
-      s.scale[j] = static_cast<std::int16_t>(scale);
-      s.min[j] = static_cast<std::int16_t>(4 * scale);
-    }
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
+struct Q3K : Q3KScales {
   // Chunk c: bits 2 (c % 4), + 1 of qs[32 (c / 4) ..], plus 4 where bit c of hmask is set (the
   // value plus the offset 4).
   static __m512i codes(const Block& b, int p) {
@@ -200,40 +123,14 @@ struct Q3K {
   }
 };
 
-struct Q2K {
-  using Block = enc::BlockQ2_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static void scales(const Block& b, Scales& s) {
-    const __m256i sm =
-        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale),
-                       _mm256_and_si256(sm, _mm256_set1_epi16(0xF)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_srli_epi16(sm, 4));
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
+struct Q2K : Q2KScales {
   static __m512i codes(const Block& b, int p) {
     const int shift = 2 * (2 * p % 4);
     return byte_bits(both_halves(load256(b.qs + 32 * (p / 2))), shift, shift + 2, 3);
   }
 };
 
-struct IQ4XS {
-  using Block = enc::BlockIQ4_XS;
-  static constexpr bool kSigned = true;
-  static constexpr bool kHasMin = false;
-  static constexpr bool kSeparateMin = false;
-  static void scales(const Block& b, Scales& s) {
-    for (int j = 0; j < 8; ++j) {
-      const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
-      const int high = (b.scales_h >> (2 * j)) & 3;
-      s.scale[2 * j] = s.scale[2 * j + 1] = static_cast<std::int16_t>((low | (high << 4)) - 32);
-    }
-    s.d = half_to_float(b.d);
-    s.dmin = s.d;
-  }
+struct IQ4XS : IQ4XSScales {
   // Chunk c: the low nibbles of qs[16c ..] (elements 0-15) then their high nibbles (16-31),
   // looked up in the codebook. For a pair the 32 bytes A | B become A & 15, A >> 4, B & 15, B >> 4
   // (128 bits each).
@@ -285,23 +182,6 @@ inline std::int32_t sum1(__m256i v) {
   h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
   h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
   return _mm_cvtsi128_si32(h);
-}
-
-// The scalar definition's per-block step: acc += d * xd * isum (- dmin * xd * msum), as one or two
-// fused multiply-adds in the reference's order.
-template <typename F>
-inline float block_step(float acc, const Scales& s, float xd, std::int32_t isum,
-                        std::int32_t msum) {
-  static_assert(F::kHasMin || !F::kSeparateMin, "a separate minimum needs a minimum");
-  const float dd = s.d * xd;
-  if constexpr (!F::kHasMin) {
-    return __builtin_fmaf(dd, static_cast<float>(isum), acc);
-  } else if constexpr (F::kSeparateMin) {
-    acc = __builtin_fmaf(dd, static_cast<float>(isum), acc);
-    return __builtin_fmaf(-(s.dmin * xd), static_cast<float>(msum), acc);
-  } else {
-    return __builtin_fmaf(dd, static_cast<float>(isum - msum), acc);
-  }
 }
 
 // The exact integer sum of one weight block against one activation block: sum over the 4 pairs of

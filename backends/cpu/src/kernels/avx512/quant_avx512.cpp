@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 
@@ -30,20 +31,6 @@ namespace eredu::cpu::detail {
 namespace {
 
 namespace enc = eredu::encoding;
-
-inline float half_to_float(std::uint16_t h) {
-  return _cvtsh_ss(h);
-}
-
-// The AVX2 table's horizontal sum (simd_avx2.hpp hsum), operation for operation.
-inline float hsum(__m256 v) {
-  const __m128 lo = _mm256_castps256_ps128(v);
-  const __m128 hi = _mm256_extractf128_ps(v, 1);
-  __m128 s = _mm_add_ps(lo, hi);
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ps(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
