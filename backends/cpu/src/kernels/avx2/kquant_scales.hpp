@@ -48,8 +48,10 @@ inline void k4_scales(const std::uint8_t* q, Scales& s) {
 // Per encoding: the block, whether its codes are signed, whether there is a minimum term and
 // whether it has its own scale (dmin), whether a scale covers 32 elements (else 16), and how a
 // block's scales unpack.
-struct Q4KScales {
-  using Block = encoding::BlockQ4_K;
+// Q4_K and Q5_K share their scale layout (d, dmin, 12 bytes of 6-bit scales and minimums).
+template <typename B>
+struct K4Scales {
+  using Block = B;
   static constexpr bool kSigned = false;
   static constexpr bool kHasMin = true;
   static constexpr bool kSeparateMin = true;
@@ -60,19 +62,8 @@ struct Q4KScales {
     s.dmin = half_to_float(b.dmin);
   }
 };
-
-struct Q5KScales {
-  using Block = encoding::BlockQ5_K;
-  static constexpr bool kSigned = false;
-  static constexpr bool kHasMin = true;
-  static constexpr bool kSeparateMin = true;
-  static constexpr bool kScalePer32 = true;
-  static void scales(const Block& b, Scales& s) {
-    k4_scales(b.scales, s);
-    s.d = half_to_float(b.d);
-    s.dmin = half_to_float(b.dmin);
-  }
-};
+using Q4KScales = K4Scales<encoding::BlockQ4_K>;
+using Q5KScales = K4Scales<encoding::BlockQ5_K>;
 
 struct Q6KScales {
   using Block = encoding::BlockQ6_K;
