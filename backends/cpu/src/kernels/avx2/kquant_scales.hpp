@@ -1,10 +1,12 @@
 #pragma once
-// Internal, ISA translation units only (avx2/*.cpp, avx512/*.cpp; both are built with AVX2): how
-// each K-quant and IQ4_XS block's scales and minimums unpack, shared by the AVX2 and the AVX-512
-// K-quant kernels, which differ only in how they unpack codes and form the integer products.
+// Internal, ISA translation units only (avx2/*.cpp, avx512/*.cpp; both are built with AVX2): what
+// the AVX2 and the AVX-512 K-quant kernels share (they differ only in how they unpack codes and
+// form the integer products): how each K-quant and IQ4_XS block's scales and minimums unpack, the
+// definition's per-block float step, and how a call's rows and tokens are split into tiles.
 // Everything has internal linkage (anonymous namespace), see vec_ops.hpp.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -148,6 +150,38 @@ inline float block_step(float acc, const Scales& s, float xd, std::int32_t isum,
     return __builtin_fmaf(-(s.dmin * xd), static_cast<float>(msum), acc);
   } else {
     return __builtin_fmaf(dd, static_cast<float>(isum - msum), acc);
+  }
+}
+
+// Small batches (a speculative verification: up to 16 tokens) run one row at a time against
+// evenly sized groups of at most 6 tokens, so each row's codes are unpacked once per group; for 5
+// tokens this measured 1.5x faster than 2 x 4 tiles (4 tokens, then 1 with a second unpacking).
+constexpr int kSmallBatchTokens = 6;
+constexpr std::size_t kSmallBatchMax = 16;
+
+// Splits an m-row x n-token product into the kernel's pieces: decode() for one token;
+// one_row(r, t0, rn) per row and token group for small batches; tile(r0, rm, t0, rn) over kRows x
+// kTokens tiles (edges smaller) otherwise, tokens outer and rows inner, so the rows of the call
+// stay in cache while token tiles stream past.
+template <std::size_t kRows, std::size_t kTokens, typename Decode, typename OneRow, typename Tile>
+void split_kquant_gemm(std::size_t m, std::size_t n, Decode decode, OneRow one_row, Tile tile) {
+  if (n == 1) return decode();
+  if (n <= kSmallBatchMax) {
+    const std::size_t groups = (n + kSmallBatchTokens - 1) / kSmallBatchTokens;
+    for (std::size_t r = 0; r < m; ++r) {
+      std::size_t t0 = 0;
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t rn = n / groups + (g < n % groups ? 1 : 0);
+        one_row(r, t0, rn);
+        t0 += rn;
+      }
+    }
+    return;
+  }
+  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
+    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
+    for (std::size_t r0 = 0; r0 < m; r0 += kRows)
+      tile(r0, m - r0 < kRows ? m - r0 : kRows, t0, rn);
   }
 }
 

@@ -391,10 +391,6 @@ void kquant_tile(const std::byte* w, std::size_t w_stride, const enc::BlockQ8_K*
 
 constexpr int kRows = 4;
 constexpr int kTokens = 4;
-// Small batches (a speculative verification: up to 16 tokens): one row at a time against evenly
-// sized groups of at most 6 tokens, so each row's codes are unpacked once per group.
-constexpr int kSmallBatchTokens = 6;
-constexpr std::size_t kSmallBatchMax = 16;
 
 // kquant_tile<F, RM, rn> for a run-time rn <= RN.
 template <typename F, int RM, int RN>
@@ -426,34 +422,21 @@ template <typename F>
 void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   const auto* wb = static_cast<const std::byte*>(w);
-  if (n == 1) {
-    for (std::size_t r = 0; r < m; ++r)
-      y[r] = kquant_row_decode<F>(reinterpret_cast<const typename F::Block*>(wb + r * w_stride), x,
-                                  n_blocks);
-    return;
-  }
-  if (n <= kSmallBatchMax) {
-    const std::size_t groups = (n + kSmallBatchTokens - 1) / kSmallBatchTokens;
-    for (std::size_t r = 0; r < m; ++r) {
-      std::size_t t0 = 0;
-      for (std::size_t g = 0; g < groups; ++g) {
-        const std::size_t rn = n / groups + (g < n % groups ? 1 : 0);
+  split_kquant_gemm<kRows, kTokens>(
+      m, n,
+      [&] {
+        for (std::size_t r = 0; r < m; ++r)
+          y[r] = kquant_row_decode<F>(reinterpret_cast<const typename F::Block*>(wb + r * w_stride),
+                                      x, n_blocks);
+      },
+      [&](std::size_t r, std::size_t t0, std::size_t rn) {
         kquant_tile_tokens<F, 1, kSmallBatchTokens>(
             rn, wb + r * w_stride, w_stride, x + t0 * n_blocks, n_blocks, y + t0 * ldy + r, ldy);
-        t0 += rn;
-      }
-    }
-    return;
-  }
-  // Tokens outer, rows inner: the rows of this call stay in cache while token tiles stream past.
-  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
-    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
-    for (std::size_t r0 = 0; r0 < m; r0 += kRows) {
-      const std::size_t rm = m - r0 < kRows ? m - r0 : kRows;
-      kquant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, x + t0 * n_blocks, n_blocks,
-                          y + t0 * ldy + r0, ldy);
-    }
-  }
+      },
+      [&](std::size_t r0, std::size_t rm, std::size_t t0, std::size_t rn) {
+        kquant_tile_edge<F>(rm, rn, wb + r0 * w_stride, w_stride, x + t0 * n_blocks, n_blocks,
+                            y + t0 * ldy + r0, ldy);
+      });
 }
 
 }  // namespace
