@@ -69,6 +69,12 @@ class CheckpointLease {
   [[nodiscard]] const std::string& backing_path() const noexcept { return metadata_.shard_path; }
   // False after the lease was moved from.
   [[nodiscard]] bool holds_pin() const noexcept { return pin_.valid(); }
+  // The mapping bytes() borrow from, for a backend that reads the weights in place: holding it
+  // keeps those bytes valid after the lease (and its pin) are gone. Null when the bytes are a
+  // gathered copy the lease owns.
+  [[nodiscard]] std::shared_ptr<const MappedFile> borrowed_mapping() const noexcept {
+    return owned_.empty() ? mapping_ : nullptr;
+  }
 
  private:
   TensorMetadata metadata_;

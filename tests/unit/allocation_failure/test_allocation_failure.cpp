@@ -47,13 +47,13 @@ CpuWeight make_f32_weight(std::size_t rows, std::size_t cols) {
   std::vector<float> values(rows * cols);
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = value_at(i + 11, 0.25F);
-  auto bytes = std::make_shared<std::vector<std::byte>>(values.size() * sizeof(float));
-  std::memcpy(bytes->data(), values.data(), bytes->size());
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
   CpuWeight w;
   w.name = "w";
   w.dtype = eredu::DType::kF32;
   w.shape = {rows, cols};
-  w.storage = std::move(bytes);
+  w.hold(std::move(bytes));
   return w;
 }
 

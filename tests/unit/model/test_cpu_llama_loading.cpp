@@ -1,13 +1,20 @@
 // Loading the llama family on the CPU backend: admission and preflight read no payload, each
-// owner is leased once, tied weights share storage, a unit binds all-or-nothing, and session
-// faults leave the session usable.
+// owner is leased once, weights read the mapping in place, tied weights share storage, a unit binds
+// all-or-nothing, and session faults leave the session usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/checkpoint/counting_source.hpp"
 #include "eredu/checkpoint/gguf_source.hpp"
+#include "eredu/checkpoint/lease.hpp"
+#include "eredu/checkpoint/mapped_file.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "tiny_llama.hpp"
 
@@ -72,8 +79,81 @@ TEST_F(CpuLlamaLoading, TiedOutputSharesTheTokenEmbeddingStorageWithoutASecondLe
   ASSERT_NE(output, nullptr);
   ASSERT_NE(embd, nullptr);
   ASSERT_TRUE(output->bound());
-  EXPECT_EQ(output->storage.get(), embd->storage.get());
+  EXPECT_EQ(output->data(), embd->data());  // the tied output reads the embedding's bytes
   EXPECT_EQ(counting->counts().leases_granted, 2u + 9u * 2u);
+}
+
+// The packed bytes are not copied: the weight reads the checkpoint's mapping in place, and keeps
+// it valid after the lease, the source and its shard cache are gone.
+TEST_F(CpuLlamaLoading, WeightsReadTheCheckpointMappingInPlaceAndOutliveTheSource) {
+  const auto path = write(TinyLlama{}, "in_place.gguf");
+  auto inspection = eredu::runtime::inspect_artifact(path);
+  ASSERT_TRUE(inspection.has_value()) << inspection.error().what();
+  auto lease = inspection->source->acquire_lease(
+      eredu::checkpoint::TensorReadRequest{"blk.0.ffn_up.weight"});
+  ASSERT_TRUE(lease.has_value()) << lease.error().what();
+  ASSERT_NE(lease->borrowed_mapping(), nullptr);
+  const std::byte* in_file = lease->bytes().data();
+  const std::vector<std::byte> expected(lease->bytes().begin(), lease->bytes().end());
+  auto materialized = CpuBackend::materialize(std::move(*lease), {});
+  ASSERT_TRUE(materialized.has_value()) << materialized.error().what();
+  auto weight = CpuBackend::finish_materialization(std::move(*materialized));
+  ASSERT_TRUE(weight.has_value());
+  EXPECT_EQ(weight->data(), in_file);
+  { const auto gone = std::move(*inspection); }  // the source, its shard cache and every pin
+  ASSERT_EQ(weight->bytes.size(), expected.size());
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), weight->bytes.begin()));
+}
+
+eredu::checkpoint::CheckpointLease f32_lease(
+    std::span<const std::byte> bytes, std::shared_ptr<const eredu::checkpoint::MappedFile> mapping,
+    std::vector<std::byte> owned) {
+  eredu::checkpoint::CheckpointLease::Parts parts;
+  parts.metadata.name = "w";
+  parts.metadata.shape = {2, 8};
+  parts.metadata.dtype = eredu::DType::kF32;
+  parts.metadata.byte_length = 64;
+  parts.output_shape = {2, 8};
+  parts.bytes = bytes;
+  parts.mapping = std::move(mapping);
+  parts.owned = std::move(owned);
+  return eredu::checkpoint::CheckpointLease(std::move(parts));
+}
+
+std::vector<std::byte> counting_bytes(std::size_t n) {
+  std::vector<std::byte> bytes(n);
+  for (std::size_t i = 0; i < n; ++i)
+    bytes[i] = static_cast<std::byte>(i * 7 + 3);
+  return bytes;
+}
+
+// Bytes at an address less aligned than an allocation's are copied (into aligned storage), as
+// are bytes the source gathered into a copy the lease owns: the weight never points into memory
+// that goes away with the lease.
+TEST_F(CpuLlamaLoading, WeightsCopyMisalignedOrGatheredLeaseBytes) {
+  const std::vector<std::byte> values = counting_bytes(64);
+  std::vector<std::byte> shifted(1);
+  shifted.insert(shifted.end(), values.begin(), values.end());
+  const auto mapping = eredu::checkpoint::MappedFile::from_bytes(shifted, "shifted");
+  const std::span<const std::byte> misaligned = mapping->bytes().subspan(1);
+  ASSERT_NE(reinterpret_cast<std::uintptr_t>(misaligned.data()) % alignof(std::max_align_t), 0u);
+
+  auto from_mapping = CpuBackend::materialize(f32_lease(misaligned, mapping, {}), {});
+  ASSERT_TRUE(from_mapping.has_value()) << from_mapping.error().what();
+  const auto& copied = from_mapping->weight;
+  EXPECT_NE(copied.data(), static_cast<const void*>(misaligned.data()));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copied.data()) % alignof(std::max_align_t), 0u);
+  EXPECT_TRUE(std::equal(values.begin(), values.end(), copied.bytes.begin(), copied.bytes.end()));
+
+  auto gathered_lease = f32_lease({}, mapping, values);
+  ASSERT_EQ(gathered_lease.borrowed_mapping(), nullptr);
+  const std::byte* lease_owned = gathered_lease.bytes().data();
+  auto from_gathered = CpuBackend::materialize(std::move(gathered_lease), {});
+  ASSERT_TRUE(from_gathered.has_value()) << from_gathered.error().what();
+  const auto& gathered = from_gathered->weight;
+  EXPECT_NE(gathered.data(), static_cast<const void*>(lease_owned));
+  EXPECT_TRUE(
+      std::equal(values.begin(), values.end(), gathered.bytes.begin(), gathered.bytes.end()));
 }
 
 // A CPU backend whose validate_bind rejects the 7th parameter it is asked about.

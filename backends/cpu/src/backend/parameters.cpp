@@ -1,6 +1,12 @@
-// CpuBackend's ParameterBackend: recipes are whole-tensor Sources (what the family schemas emit);
-// a lease's packed bytes are copied once, unchanged, into storage the weight owns (no dense
-// copy of quantized data), and the lease is released before materialize returns.
+// CpuBackend's ParameterBackend: recipes are whole-tensor Sources (what the family schemas emit).
+// The kernels read a lease's packed bytes in place: the weight keeps the checkpoint's mapping
+// (read-only, file-backed pages the kernel can drop and re-read, not a second resident copy), and
+// the lease with its shard pin is released before materialize returns. Bytes the source gathered
+// into a copy, or that sit at an address less aligned than an allocation's, are copied once,
+// unchanged, into storage the weight owns. Either way nothing is densified.
+#include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 
@@ -20,6 +26,13 @@ Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
                           std::string(recipe.kind_name()) + "'"));
   }
   return source;
+}
+
+// Bytes read in place must be as aligned as the copy they replace (operator new's alignment), so
+// that no kernel sees a weaker alignment than it did with a copy. GGUF aligns tensor data to 32
+// bytes by default.
+bool is_allocation_aligned(std::span<const std::byte> bytes) {
+  return reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(std::max_align_t) == 0;
 }
 
 bool is_vector_dtype(DType dtype) {
@@ -56,9 +69,14 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
   w.name = held.name();
   w.dtype = held.dtype();
   w.shape = shape;
+  const std::span<const std::byte> bytes = held.bytes();
+  if (auto mapping = held.borrowed_mapping(); mapping != nullptr && is_allocation_aligned(bytes)) {
+    w.storage = std::move(mapping);
+    w.bytes = bytes;
+    return CpuMaterialization{std::move(w)};
+  }
   try {
-    w.storage =
-        std::make_shared<const std::vector<std::byte>>(held.bytes().begin(), held.bytes().end());
+    w.hold(std::vector<std::byte>(bytes.begin(), bytes.end()));
   } catch (const std::bad_alloc&) {
     return fail(Error(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name())
                     .with_subject(held.name()));
@@ -88,7 +106,7 @@ Result<void> CpuBackend::validate_bind(const parameter& slot, const materialized
   }
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));
   const auto bytes = checked_byte_size(w.dtype, w.shape);
-  if (!bytes || *bytes != w.storage->size()) {
+  if (!bytes || *bytes != w.bytes.size()) {
     return fail(Error(ErrorCode::kInvalidModel, "weight " + w.name + " has the wrong byte size")
                     .with_subject(slot.name));
   }

@@ -142,11 +142,12 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
   static void bind(parameter& slot, materialized_weight&& w) noexcept {
     slot.dtype = w.dtype;
     slot.storage = std::move(w.storage);
+    slot.bytes = w.bytes;
   }
   // For the families' models (model::ModelBackend).
   [[nodiscard]] static parameter declare_parameter(std::string id,
                                                    std::vector<std::uint64_t> shape) {
-    return CpuWeight{std::move(id), DType::kF32, std::move(shape), nullptr};
+    return CpuWeight{std::move(id), DType::kF32, std::move(shape), nullptr, {}};
   }
   [[nodiscard]] static const weight& parameter_weight(const parameter& p) noexcept { return p; }
 

@@ -27,18 +27,26 @@ struct CpuTensor {
   }
 };
 
-// A weight in its checkpoint encoding (packed blocks stay packed: the lease's bytes are copied
-// once, as they are, into storage owned by the weight and shared by aliases — never densified).
+// A weight in its checkpoint encoding (packed blocks stay packed, never densified). The bytes are
+// read in place from the checkpoint's mapping when they can be (`storage` then holds the mapping),
+// or else copied once, as they are, into storage the weight owns; aliases share either.
 // The same type serves as the parameter slot: an unbound slot has its expected `shape`, a `name`
 // and no storage (MLX-style: parameter = materialized weight = weight).
 struct CpuWeight {
   std::string name;
   DType dtype = DType::kF32;
-  std::vector<std::uint64_t> shape;  // row-major, outermost first: [rows, cols] or [n]
-  std::shared_ptr<const std::vector<std::byte>> storage;
+  std::vector<std::uint64_t> shape;     // row-major, outermost first: [rows, cols] or [n]
+  std::shared_ptr<const void> storage;  // keeps `bytes` valid
+  std::span<const std::byte> bytes;
 
+  // Makes the weight own `owned` (a copy, or bytes built in memory).
+  void hold(std::vector<std::byte> owned) {
+    auto held = std::make_shared<const std::vector<std::byte>>(std::move(owned));
+    bytes = std::span<const std::byte>(*held);
+    storage = std::move(held);
+  }
   [[nodiscard]] bool bound() const noexcept { return storage != nullptr; }
-  [[nodiscard]] const void* data() const noexcept { return storage ? storage->data() : nullptr; }
+  [[nodiscard]] const void* data() const noexcept { return bytes.data(); }
   [[nodiscard]] std::size_t rows() const noexcept {
     return shape.size() == 2 ? static_cast<std::size_t>(shape[0]) : 1;
   }
