@@ -10,6 +10,9 @@
 #if defined(EREDU_HAVE_VULKAN_BACKEND)
 #include "eredu/backends/vulkan/device.hpp"
 #endif
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+#include "eredu/backends/cuda/device.hpp"
+#endif
 
 namespace eredu::inspect {
 namespace {
@@ -122,6 +125,41 @@ BackendListing vulkan_devices() {
 }
 #endif
 
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+// The CUDA backend discovers devices but cannot run a model yet, so every device it lists is
+// reported as not usable, with that reason; no driver or no device is the backend's note.
+BackendListing cuda_devices() {
+  BackendListing listing;
+  listing.backend = "cuda";
+  auto devices = cuda::list_devices();
+  if (!devices) {
+    listing.status = BackendStatus::kNoDevice;
+    listing.note = devices.error().message();  // "no CUDA device: ..."
+    return listing;
+  }
+  for (const cuda::DeviceInfo& info : *devices) {
+    DeviceListing device;
+    device.id = "cuda:" + std::to_string(info.index);
+    device.name = info.name;
+    device.usable = false;
+    device.unusable_reason = "the CUDA backend cannot run models yet (discovery only)";
+    device.properties.push_back(
+        {"compute_capability", std::to_string(info.compute_capability_major) + "." +
+                                   std::to_string(info.compute_capability_minor)});
+    device.properties.push_back({"multiprocessors", info.multiprocessors});
+    if (!info.pci_bus_id.empty()) device.properties.push_back({"pci_bus_id", info.pci_bus_id});
+    device.properties.push_back({"memory_bytes", info.total_memory_bytes});
+    if (info.free_memory_bytes) {
+      device.properties.push_back({"free_memory_bytes", *info.free_memory_bytes});
+    } else {
+      device.properties.push_back({"free_memory", info.free_memory_unavailable_reason});
+    }
+    listing.devices.push_back(std::move(device));
+  }
+  return listing;
+}
+#endif
+
 std::string status_name(BackendStatus s) {
   switch (s) {
     case BackendStatus::kAvailable:
@@ -170,8 +208,7 @@ std::vector<BackendListing> list_devices() {
                       {}});
 #endif
 #if defined(EREDU_HAVE_CUDA_BACKEND)
-  backends.push_back(
-      {"cuda", BackendStatus::kNoDevice, "built, no device support yet (no CUDA code exists)", {}});
+  backends.push_back(cuda_devices());
 #else
   backends.push_back({"cuda",
                       BackendStatus::kNotBuilt,
