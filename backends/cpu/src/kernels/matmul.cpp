@@ -35,14 +35,13 @@ constexpr std::size_t kRowGrain = 4;    // rows per scheduling unit
 
 // Tiled path: a work item is up to kGemmTokens tokens of a block of rows. Integer blocks hold 24
 // rows (a multiple of the 2-row tile); float blocks are sized so the decoded rows stay within
-// about 128 KiB of cache, in multiples of the 3-row tile, but hold at least 12 rows so that each
-// activation tile (streamed from a far cache for long rows) serves at least 4 row tiles.
+// about 128 KiB of cache, in multiples of the ISA's row tile, but hold at least 4 row tiles so that
+// each activation tile (streamed from a far cache for long rows) serves at least 4 row tiles.
 constexpr std::size_t kGemmTokens = 96;
 constexpr std::size_t kQuantRowBlock = 24;
 constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
-constexpr std::size_t kFloatRowTile = 3;
-constexpr std::size_t kFloatMinRowBlock = 12;  // long rows: still 4 tiles per activation tile
-constexpr std::size_t kFloatMaxRowBlock = 48;
+constexpr std::size_t kFloatMinRowTiles = 4;   // long rows: still 4 tiles per activation tile
+constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 4-row tiles
 
 // Per-thread scratch that grows to the largest row seen and is then reused (no allocation per
 // call once warm).
@@ -191,8 +190,9 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     x = rounded;
   }
   const std::size_t fit = kFloatBlockBytes / (w.cols * sizeof(float));
+  const std::size_t tile = ops.float_gemm_row_tile;
   const std::size_t row_block =
-      std::clamp(fit / kFloatRowTile * kFloatRowTile, kFloatMinRowBlock, kFloatMaxRowBlock);
+      std::clamp(fit / tile * tile, kFloatMinRowTiles * tile, kFloatMaxRowBlock / tile * tile);
   for_each_tile_item(
       pool, w.rows, row_block, n_tokens,
       [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {

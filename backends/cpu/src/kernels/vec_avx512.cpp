@@ -32,6 +32,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.quant_row_dot = row_dot;
     o.quant_gemm = gemm;
     o.float_gemm = float_gemm_avx512;
+    o.float_gemm_row_tile = kFloatGemmRowsAvx512;
     return o;
   }();
   return ops;

@@ -53,6 +53,7 @@ constexpr VecOps kGenericOps{
     .round_act_to_half = nullptr,
     .quant_gemm = no_quant_gemm,
     .float_gemm = nullptr,
+    .float_gemm_row_tile = 1,
     .attention_scores = nullptr,
     .attention_weighted_sum = nullptr,
     .attention_softmax = nullptr,

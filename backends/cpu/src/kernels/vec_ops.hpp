@@ -92,6 +92,10 @@ struct VecOps {
   // The tiled float product, or null (then dot_f32 per element). Used for more than one token on
   // weights decoded (or stored) as F32.
   FloatGemm float_gemm;
+  // Rows of float_gemm's register tile: the tiled path cuts row blocks in multiples of it (a block
+  // of 15 rows ran a 3-row edge tile in every block on the 4-row AVX-512 tiles, ~15% of F16
+  // prefill).
+  std::size_t float_gemm_row_tile;
   // Attention over KV rows `stride` elements apart (F32, or F16 when `f16`), for dim a multiple of
   // 8; null: the kernel calls dot_f32 / axpy_f32 per row. attention_scores: out[j] = the value
   // dot_f32(q, row j) gives. attention_weighted_sum: out = the value of zero-filling out and then
@@ -110,6 +114,7 @@ struct VecOps {
 };
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().
+inline constexpr std::size_t kFloatGemmRowsAvx2 = 3;  // float_gemm_avx2's register tile rows
 QuantGemm quant_gemm_avx2(DType dtype);
 void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
@@ -124,6 +129,7 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 
 // AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
 // they do not cover (the table then keeps the AVX2 kernel).
+inline constexpr std::size_t kFloatGemmRowsAvx512 = 4;  // float_gemm_avx512's register tile rows
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);

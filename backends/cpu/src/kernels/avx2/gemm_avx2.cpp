@@ -29,7 +29,7 @@ namespace enc = eredu::encoding;
 constexpr int kQuantRows = 2;
 constexpr int kQuantTokens = 4;
 // Float tiles: 3 rows x 4 tokens = 12 accumulators, 3 weight vectors and one activation vector.
-constexpr int kFloatRows = 3;
+constexpr int kFloatRows = static_cast<int>(kFloatGemmRowsAvx2);
 constexpr int kFloatTokens = 4;
 
 // Per weight encoding: the block type, its 32 codes as bytes, and whether they are signed (then

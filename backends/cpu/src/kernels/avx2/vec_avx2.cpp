@@ -553,6 +553,7 @@ constexpr VecOps kAvx2Ops{
     .round_act_to_half = round_act_to_half,
     .quant_gemm = quant_gemm_avx2,
     .float_gemm = float_gemm_avx2,
+    .float_gemm_row_tile = kFloatGemmRowsAvx2,
     .attention_scores = attention_scores,
     .attention_weighted_sum = attention_weighted_sum,
     .attention_softmax = attention_softmax,

@@ -20,7 +20,7 @@ namespace {
 
 // 4 rows x 8 tokens (4 pairs): 16 accumulators, 4 weight vectors and the activation pairs fit the
 // 32 registers; each weight load serves 8 tokens, each activation load 4 rows.
-constexpr int kRows = 4;
+constexpr int kRows = static_cast<int>(kFloatGemmRowsAvx512);
 constexpr int kPairs = 4;
 
 // RM rows x rn tokens (rn <= 2 * TP); a missing second token of a pair repeats the first (computed
