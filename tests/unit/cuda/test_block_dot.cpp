@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -104,6 +105,11 @@ constexpr RandomCase kRandomCases[] = {
     {"Q3_K", DType::kQ3_K, {108, -1}},   {"Q4_K", DType::kQ4_K, {0, 2}},
     {"Q5_K", DType::kQ5_K, {0, 2}},      {"Q6_K", DType::kQ6_K, {208, -1}},
     {"IQ4_NL", DType::kIQ4_NL, {0, -1}}, {"IQ4_XS", DType::kIQ4_XS, {0, -1}}};
+
+// Names the case in test output (instead of gtest's byte dump of the struct).
+void PrintTo(const RandomCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class CudaBlockDotRandom : public ::testing::TestWithParam<RandomCase> {};
 
