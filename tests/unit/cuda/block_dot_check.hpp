@@ -18,9 +18,10 @@
 namespace eredu::testing {
 
 struct RowDotCheck {
-  std::string failure;  // empty when the row passed
-  double error = 0.0;   // |row_dot - float64 reference|
-  double bound = 0.0;   // the allowed error
+  std::string failure;     // empty when the row passed
+  double reference = 0.0;  // the float64 sum of decoded weight x dequantized activation
+  double error = 0.0;      // |row_dot - float64 reference|
+  double bound = 0.0;      // the allowed error
 };
 
 template <typename T>
@@ -70,6 +71,7 @@ RowDotCheck check_row_dot(const std::uint8_t* row, std::int64_t n_blocks,
     }
   }
   const double got = dot::row_dot<T>(row, act, n_blocks);
+  check.reference = reference;
   check.error = std::fabs(got - reference);
   check.bound = magnitude * static_cast<double>(n_blocks * kSubs + 16) * 0x1p-24 + s_rounding;
   if (!(check.error <= check.bound)) {
