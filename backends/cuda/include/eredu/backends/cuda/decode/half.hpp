@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "eredu/backends/cuda/decode/host_device.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
 
 namespace eredu::cuda::decode {
 
@@ -32,35 +33,12 @@ EREDU_HD inline float bf16_to_f32(std::uint16_t b) {
   return float_from_bits(static_cast<std::uint32_t>(b) << 16);
 }
 
-// F32 -> F16 bits, round to nearest even, F16 subnormals produced (never flushed), overflow to
-// Inf, NaN quieted keeping the top payload bits: the same steps as eredu::encoding::fp32_to_fp16
-// (which is constexpr C++20 and not callable from device code), so activation scales rounded on
-// the GPU equal the CPU backend's. Integer steps only, so host and device agree bit for bit.
+// F32 -> F16 bits: the core's eredu::encoding::fp32_to_fp16 itself (round to nearest even,
+// subnormals produced, overflow to Inf, NaN quieted), so activation scales rounded on the GPU equal
+// the CPU backend's. It is constexpr with integer steps only; nvcc calls it from device code under
+// --expt-relaxed-constexpr (backends/cuda/CMakeLists.txt), and host and device agree bit for bit.
 EREDU_HD inline std::uint16_t f32_to_f16(float f) {
-  const std::uint32_t x = float_bits(f);
-  const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-  const std::uint32_t magnitude = x & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) {
-    return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x1FFu));
-  }
-  if (magnitude >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // >= 65520
-  const std::uint32_t exponent = magnitude >> 23;
-  if (exponent < 113) {
-    // Below 2^-14: a subnormal F16 (or zero) in units of 2^-24; <= 2^-25 rounds to (even) zero.
-    if (magnitude <= 0x33000000u) return sign;
-    const std::uint32_t significand = (magnitude & 0x7FFFFFu) | 0x800000u;
-    const std::uint32_t shift = 126 - exponent;  // 14..24
-    std::uint32_t result = significand >> shift;
-    const std::uint32_t remainder = significand & ((1u << shift) - 1);
-    const std::uint32_t half = 1u << (shift - 1);
-    if (remainder > half || (remainder == half && (result & 1u) != 0)) ++result;
-    return static_cast<std::uint16_t>(sign | result);  // a carry into 0x400 is the right encoding
-  }
-  // Normal: rebias and round away the low 13 mantissa bits (a carry may bump the exponent).
-  std::uint32_t result = ((exponent - 112) << 10) | ((magnitude >> 13) & 0x3FFu);
-  const std::uint32_t remainder = magnitude & 0x1FFFu;
-  if (remainder > 0x1000u || (remainder == 0x1000u && (result & 1u) != 0)) ++result;
-  return static_cast<std::uint16_t>(sign | result);
+  return ::eredu::encoding::fp32_to_fp16(f);
 }
 
 // F16 / BF16 tensors as one-element blocks, so that generic code treats every encoding alike.
