@@ -13,30 +13,15 @@
 #include <vector>
 
 #include "dequantize.hpp"
+#include "device_memory.hpp"
 #include "eredu/backends/cuda/device.hpp"
 #include "eredu/checkpoint/gguf.hpp"
 #include "zoo_tensors.hpp"
 
 namespace {
 
+using eredu::testing::DeviceBytes;
 using eredu::testing::ZooVariant;
-
-#define EREDU_REQUIRE_CUDA_DEVICE()                                                    \
-  do {                                                                                 \
-    const auto eredu_devices_ = eredu::cuda::list_devices();                           \
-    if (!eredu_devices_.has_value()) GTEST_SKIP() << eredu_devices_.error().message(); \
-  } while (false)
-
-// Device memory freed at scope exit.
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t n) {
-    if (cudaMalloc(&ptr, n) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBytes() { (void)cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 TEST(CudaDequantizeKernel, RejectsAPartialBlockAndAnEncodingWithoutDecoderBeforeLaunching) {
   auto partial =

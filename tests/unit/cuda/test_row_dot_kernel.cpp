@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "block_dot_check.hpp"
+#include "device_memory.hpp"
 #include "eredu/backends/cuda/device.hpp"
 #include "eredu/backends/cuda/dot/all_dots.hpp"
 #include "eredu/checkpoint/gguf.hpp"
@@ -26,24 +27,8 @@ namespace {
 
 namespace dot = eredu::cuda::dot;
 using eredu::DType;
+using eredu::testing::DeviceBytes;
 using eredu::testing::ZooVariant;
-
-#define EREDU_REQUIRE_CUDA_DEVICE()                                                    \
-  do {                                                                                 \
-    const auto eredu_devices_ = eredu::cuda::list_devices();                           \
-    if (!eredu_devices_.has_value()) GTEST_SKIP() << eredu_devices_.error().message(); \
-  } while (false)
-
-// Device memory freed at scope exit.
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t n) {
-    if (cudaMalloc(&ptr, n) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBytes() { (void)cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 TEST(CudaRowDotKernel, RejectsBadShapesAndEncodingsBeforeLaunching) {
   auto partial = eredu::cuda::launch_quantize_q8_1(nullptr, nullptr, 40, nullptr);
