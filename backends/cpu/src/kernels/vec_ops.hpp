@@ -130,6 +130,11 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 // AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
 // they do not cover (the table then keeps the AVX2 kernel).
 inline constexpr std::size_t kFloatGemmRowsAvx512 = 4;  // float_gemm_avx512's register tile rows
+// How far ahead the AVX-512 one-token kernels (Q4_0 / Q8_0 row dots, K-quant decode) hint the
+// weight stream. The AVX2 kernels' ~0.5 KiB (tuned on a Zen 4 guest) left a Zen 5 guest's decode
+// waiting on memory: 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K
+// 38 -> 44-58 tokens/s (2 threads, interleaved sweeps of 0.5-9 KiB).
+inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);

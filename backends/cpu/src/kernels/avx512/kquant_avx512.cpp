@@ -213,11 +213,6 @@ inline __m512i scales_vector(const Scales& s) {
 
 // One weight row against one token (decode). Blocks go four at a time so that their horizontal
 // sums share one reduction tree; the float steps still run block by block in order.
-// How far ahead a decode hints the weight stream. ~0.5 KiB (the AVX2 kernels', tuned on a Zen 4
-// guest) left this Zen 5 guest waiting on memory: 2-4 KiB gave llama1b decode Q6_K 38 -> 44-58 and
-// Q4_K 47 -> 48-58 tokens/s (2 threads, interleaved sweeps of 0.5-8 KiB).
-constexpr std::size_t kDecodeAheadBytes = 4096;
-
 template <typename F>
 float kquant_row_decode(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n_blocks) {
   float acc = 0.0F;
@@ -228,8 +223,8 @@ float kquant_row_decode(const typename F::Block* w, const enc::BlockQ8_K* x, std
     __m256i mins[4];
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      // A decode streams the row from memory: hint kDecodeAheadBytes ahead (reads no value).
-      const char* ahead = reinterpret_cast<const char*>(w + b + g) + kDecodeAheadBytes;
+      // A decode streams the row from memory: hint it ahead (reads no value).
+      const char* ahead = reinterpret_cast<const char*>(w + b + g) + kAvx512DecodeAheadBytes;
 #pragma GCC unroll 4
       for (std::size_t line = 0; line < sizeof(typename F::Block); line += 64)
         _mm_prefetch(ahead + line, _MM_HINT_T0);

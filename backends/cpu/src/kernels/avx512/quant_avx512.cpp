@@ -103,19 +103,14 @@ inline __m512 block_dot(__m512i codes, __m512i x) {
   return _mm512_cvtepi32_ps(_mm512_sub_epi32(raw, offset));
 }
 
-// How far ahead a one-token product hints the weight stream. The AVX2 kernels' ~0.5 KiB (tuned on
-// a Zen 4 guest) left this Zen 5 guest's decode waiting on memory: 2-4 KiB gave llama1b decode
-// Q4_0 39 -> 49-51 and Q8_0 27 -> 33-40 tokens/s (2 threads, interleaved sweeps of 0.5-9 KiB).
-constexpr std::size_t kDecodeAheadBytes = 4096;
-
 template <typename F>
 float row_dot(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
   const auto* w = static_cast<const typename F::Block*>(w_row);
   __m256 acc = _mm256_setzero_ps();
   std::size_t b = 0;
   for (; b + 2 <= n_blocks; b += 2) {
-    // A stream hint (reads no value), kDecodeAheadBytes ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(w + b) + kDecodeAheadBytes, _MM_HINT_T0);
+    // A stream hint (reads no value).
+    _mm_prefetch(reinterpret_cast<const char*>(w + b) + kAvx512DecodeAheadBytes, _MM_HINT_T0);
     const __m512 dots =
         block_dot<F>(F::codes_pair(w[b], w[b + 1]), join(load256(x[b].qs), load256(x[b + 1].qs)));
     acc = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(w[b].d) * x[b].d),
