@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,11 @@ struct Frame {
 
 // A builtin's error: kInvalidArgument, no location yet.
 Unexpected<Error> type_error(std::string message);
+// The TypeError for using an undefined value (its hint names what was undefined).
+Unexpected<Error> undefined_error(const Value& v);
+// Python's int-like values (int and bool) and their integer value.
+bool is_integral(const Value& v);
+std::int64_t to_int(const Value& v);
 
 // Reads a builtin's arguments Python-style: by position or by keyword.
 class Arguments {
