@@ -58,4 +58,13 @@ struct BF16 {
   }
 };
 
+// Plain F32 (small checkpoints store their matrices so), a one-element block like the others.
+struct F32 {
+  static constexpr int kBlockElements = 1;
+  static constexpr int kBlockBytes = 4;
+  EREDU_HD static float decode(const std::uint8_t* block, int /*i*/) {
+    return float_from_bits(load_u32(block));
+  }
+};
+
 }  // namespace eredu::cuda::decode

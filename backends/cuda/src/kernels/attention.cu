@@ -1,0 +1,166 @@
+// Attention over the KV cache, split-K (flash-decoding): the visible positions of each (token,
+// head) are cut into chunks of kChunk; one warp runs an online softmax over one chunk (lanes over
+// the head dimension, so every K/V row is read coalesced) and writes its partial (max, sum,
+// weighted V) to scratch; a second kernel merges the chunks. The same kernels serve prefill (each
+// token sees positions 0 .. first_position + t) and decode. Also the KV store.
+#include <cuda_fp16.h>
+
+#include "../backend/stream.hpp"
+#include "dispatch.cuh"
+#include "eredu/backends/cuda/decode/half.hpp"
+#include "kernels.hpp"
+
+namespace eredu::cuda::kernels {
+namespace {
+
+constexpr std::uint32_t kChunk = 64;         // positions per warp
+constexpr std::uint32_t kWarpsPerBlock = 4;  // chunks per block
+constexpr std::uint32_t kMaxHeadDim = 256;   // 8 values per lane
+constexpr std::uint32_t kPerLane = kMaxHeadDim / 32;
+
+__device__ __forceinline__ float load_kv(const void* base, std::uint64_t i, bool f16) {
+  if (f16) return __half2float(__ushort_as_half(static_cast<const unsigned short*>(base)[i]));
+  return static_cast<const float*>(base)[i];
+}
+
+std::uint32_t max_splits(const AttentionArgs& a) {
+  const std::uint64_t visible = static_cast<std::uint64_t>(a.first_position) + a.n_tokens;
+  return static_cast<std::uint32_t>((visible + kChunk - 1) / kChunk);
+}
+
+// Scratch per (token, head, split): max, sum, then head_dim weighted values.
+__global__ void attention_chunks_kernel(const float* q, const void* keys, const void* values,
+                                        float* scratch, AttentionArgs a, std::uint32_t splits) {
+  const std::uint32_t warp = threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  const std::uint32_t split = blockIdx.y * kWarpsPerBlock + warp;
+  if (split >= splits) return;
+  const std::uint32_t th = blockIdx.x;  // token * heads + head
+  const std::uint32_t t = th / a.heads;
+  const std::uint32_t h = th % a.heads;
+  const std::uint32_t kvh = h / (a.heads / a.kv_heads);
+  const std::uint64_t row = static_cast<std::uint64_t>(a.kv_heads) * a.head_dim;
+  const std::uint32_t last = a.first_position + t;  // the last visible position
+  const std::uint32_t begin = split * kChunk;
+  const std::uint32_t end = min(begin + kChunk, last + 1);
+
+  float qr[kPerLane];
+  float acc[kPerLane];
+#pragma unroll
+  for (std::uint32_t k = 0; k < kPerLane; ++k) {
+    const std::uint32_t d = lane + 32 * k;
+    qr[k] = d < a.head_dim ? q[static_cast<std::uint64_t>(th) * a.head_dim + d] : 0.0F;
+    acc[k] = 0.0F;
+  }
+  float m = -INFINITY;
+  float l = 0.0F;
+  for (std::uint32_t j = begin; j < end; ++j) {
+    const std::uint64_t base = j * row + static_cast<std::uint64_t>(kvh) * a.head_dim;
+    float s = 0.0F;
+#pragma unroll
+    for (std::uint32_t k = 0; k < kPerLane; ++k) {
+      const std::uint32_t d = lane + 32 * k;
+      if (d < a.head_dim) s += qr[k] * load_kv(keys, base + d, a.f16);
+    }
+    s = warp_sum(s) * a.scale;
+    const float m_new = fmaxf(m, s);
+    const float correction = expf(m - m_new);  // 0 on the first position (m = -inf)
+    const float p = expf(s - m_new);
+    l = l * correction + p;
+#pragma unroll
+    for (std::uint32_t k = 0; k < kPerLane; ++k) {
+      const std::uint32_t d = lane + 32 * k;
+      if (d < a.head_dim) acc[k] = acc[k] * correction + p * load_kv(values, base + d, a.f16);
+    }
+    m = m_new;
+  }
+  float* out = scratch + (static_cast<std::uint64_t>(th) * splits + split) * (a.head_dim + 2);
+  if (lane == 0) {
+    out[0] = m;
+    out[1] = l;
+  }
+#pragma unroll
+  for (std::uint32_t k = 0; k < kPerLane; ++k) {
+    const std::uint32_t d = lane + 32 * k;
+    if (d < a.head_dim) out[2 + d] = acc[k];
+  }
+}
+
+// One warp per (token, head): merges the chunks' partials.
+__global__ void attention_merge_kernel(const float* scratch, float* out, AttentionArgs a,
+                                       std::uint32_t splits) {
+  const std::uint32_t th = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  if (th >= a.n_tokens * a.heads) return;
+  const std::uint32_t t = th / a.heads;
+  const std::uint32_t used = (a.first_position + t) / kChunk + 1;  // chunks with positions
+  const float* part = scratch + static_cast<std::uint64_t>(th) * splits * (a.head_dim + 2);
+  float m = -INFINITY;
+  for (std::uint32_t s = 0; s < used; ++s)
+    m = fmaxf(m, part[s * (a.head_dim + 2)]);
+  float l = 0.0F;
+  for (std::uint32_t s = 0; s < used; ++s) {
+    const float* p = part + s * (a.head_dim + 2);
+    l += p[1] * expf(p[0] - m);
+  }
+  for (std::uint32_t d = lane; d < a.head_dim; d += 32) {
+    float v = 0.0F;
+    for (std::uint32_t s = 0; s < used; ++s) {
+      const float* p = part + s * (a.head_dim + 2);
+      v += p[2 + d] * expf(p[0] - m);
+    }
+    out[static_cast<std::uint64_t>(th) * a.head_dim + d] = v / l;
+  }
+}
+
+__global__ void kv_store_kernel(const float* src, void* dst, bool f16, std::uint64_t offset,
+                                std::uint64_t n) {
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (f16) {
+    static_cast<std::uint16_t*>(dst)[offset + i] = decode::f32_to_f16(src[i]);
+  } else {
+    static_cast<float*>(dst)[offset + i] = src[i];
+  }
+}
+
+}  // namespace
+
+std::uint64_t attention_scratch_bytes(const AttentionArgs& a) noexcept {
+  return static_cast<std::uint64_t>(a.n_tokens) * a.heads * max_splits(a) * (a.head_dim + 2) *
+         sizeof(float);
+}
+
+Result<void> attention(const float* q, const void* keys, const void* values, float* out,
+                       const AttentionArgs& args, float* scratch, cudaStream_t stream) {
+  if (args.head_dim > kMaxHeadDim) {
+    return fail(ErrorCode::kUnsupported, "cuda attention: head_dim " +
+                                             std::to_string(args.head_dim) + " exceeds " +
+                                             std::to_string(kMaxHeadDim));
+  }
+  if (args.n_tokens == 0) return ok();
+  const std::uint32_t splits = max_splits(args);
+  const dim3 grid(args.n_tokens * args.heads, (splits + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  attention_chunks_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(q, keys, values, scratch, args,
+                                                                    splits);
+  EREDU_TRY_VOID(check_launch("attention"));
+  constexpr unsigned kMergeWarps = 4;
+  const unsigned merge_grid = (args.n_tokens * args.heads + kMergeWarps - 1) / kMergeWarps;
+  attention_merge_kernel<<<merge_grid, kMergeWarps * 32, 0, stream>>>(scratch, out, args, splits);
+  return check_launch("attention merge");
+}
+
+Result<void> kv_store(const float* k, const float* v, void* keys, void* values, bool f16,
+                      std::uint64_t row, std::uint64_t first, std::uint64_t n,
+                      cudaStream_t stream) {
+  const std::uint64_t count = row * n;
+  if (count == 0) return ok();
+  constexpr unsigned kThreads = 256;
+  const unsigned grid = static_cast<unsigned>((count + kThreads - 1) / kThreads);
+  kv_store_kernel<<<grid, kThreads, 0, stream>>>(k, keys, f16, first * row, count);
+  EREDU_TRY_VOID(check_launch("kv store"));
+  kv_store_kernel<<<grid, kThreads, 0, stream>>>(v, values, f16, first * row, count);
+  return check_launch("kv store");
+}
+
+}  // namespace eredu::cuda::kernels

@@ -1,0 +1,169 @@
+// Matrix-vector products for decode: one warp per weight row. Quantized weights meet q8_1
+// activation blocks through the dot building blocks (dot/block_dot.hpp: dp4a over each 32-element
+// sub-block, lanes over the sub-blocks of the row, so a warp reads 32 consecutive sub-blocks at a
+// time); float weights (F32, F16, BF16) meet float activations. Each warp keeps the partial sums of
+// up to 8 tokens, so a small batch reads each weight row once.
+#include "../backend/stream.hpp"
+#include "dispatch.cuh"
+#include "kernels.hpp"
+
+namespace eredu::cuda::kernels {
+namespace {
+
+constexpr unsigned kWarps = 4;  // rows per block
+
+template <typename T, int NT>
+__global__ void matvec_quantized_kernel(const std::uint8_t* w, std::uint32_t rows,
+                                        std::uint32_t n_sub, std::uint64_t row_bytes,
+                                        const dot::BlockQ8_1* act, std::uint32_t n_tokens,
+                                        float* y) {
+  constexpr int kSubPerBlock = T::Format::kBlockElements / dot::kQK8_1;
+  const std::uint32_t r = blockIdx.x * kWarps + threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  const std::uint32_t t0 = blockIdx.y * NT;
+  if (r >= rows) return;
+  const std::uint8_t* row = w + r * row_bytes;
+  float sum[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+    sum[t] = 0.0F;
+  for (std::uint32_t s = lane; s < n_sub; s += 32) {
+    const std::uint8_t* block = row + (s / kSubPerBlock) * T::Format::kBlockBytes;
+    const int sub = static_cast<int>(s % kSubPerBlock);
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      if (t0 + t < n_tokens) {
+        sum[t] +=
+            dot::sub_block_dot<T>(block, sub, act[static_cast<std::uint64_t>(t0 + t) * n_sub + s]);
+      }
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    const float v = warp_sum(sum[t]);
+    if (lane == 0 && t0 + t < n_tokens) y[static_cast<std::uint64_t>(t0 + t) * rows + r] = v;
+  }
+}
+
+template <typename Format, int NT>
+__global__ void matvec_float_kernel(const std::uint8_t* w, std::uint32_t rows, std::uint32_t cols,
+                                    std::uint64_t row_bytes, const float* x, std::uint32_t n_tokens,
+                                    float* y) {
+  const std::uint32_t r = blockIdx.x * kWarps + threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const std::uint8_t* row = w + r * row_bytes;
+  float sum[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+    sum[t] = 0.0F;
+  for (std::uint32_t i = lane; i < cols; i += 32) {
+    const float wv = Format::decode(row + static_cast<std::uint64_t>(i) * Format::kBlockBytes, 0);
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      if (t < static_cast<int>(n_tokens))
+        sum[t] += wv * x[static_cast<std::uint64_t>(t) * cols + i];
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    const float v = warp_sum(sum[t]);
+    if (lane == 0 && t < static_cast<int>(n_tokens))
+      y[static_cast<std::uint64_t>(t) * rows + r] = v;
+  }
+}
+
+__global__ void quantize_q8_1_kernel(const float* x, dot::BlockQ8_1* y, std::uint64_t n_blocks) {
+  const std::uint64_t b = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b < n_blocks) dot::quantize_block_q8_1(x + dot::kQK8_1 * b, y[b]);
+}
+
+// The token group size of a launch: the smallest of 1, 2, 4, 8 that holds the batch.
+template <typename Launch>
+Result<void> by_token_group(std::uint32_t n_tokens, Launch&& launch) {
+  if (n_tokens <= 1) return launch(std::integral_constant<int, 1>{});
+  if (n_tokens <= 2) return launch(std::integral_constant<int, 2>{});
+  if (n_tokens <= 4) return launch(std::integral_constant<int, 4>{});
+  return launch(std::integral_constant<int, 8>{});
+}
+
+}  // namespace
+
+bool supports_weight_dtype(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+      return true;
+    default:
+      return uses_quantized_activations(dtype);
+  }
+}
+
+bool uses_quantized_activations(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+    case DType::kIQ4_NL:
+    case DType::kIQ4_XS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Result<void> quantize_q8_1(const float* x, dot::BlockQ8_1* y, std::uint32_t rows,
+                           std::uint32_t cols, cudaStream_t stream) {
+  if (cols % dot::kQK8_1 != 0) {
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda quantize_q8_1: " + std::to_string(cols) + " columns is not a multiple of 32");
+  }
+  const std::uint64_t n_blocks = static_cast<std::uint64_t>(rows) * (cols / dot::kQK8_1);
+  if (n_blocks == 0) return ok();
+  constexpr unsigned kThreads = 128;
+  quantize_q8_1_kernel<<<static_cast<unsigned>((n_blocks + kThreads - 1) / kThreads), kThreads, 0,
+                         stream>>>(x, y, n_blocks);
+  return check_launch("quantize_q8_1");
+}
+
+Result<void> matvec(const LinearArgs& a, const float* x, const dot::BlockQ8_1* act, float* y,
+                    cudaStream_t stream) {
+  if (a.rows == 0 || a.n_tokens == 0) return ok();
+  const unsigned row_blocks = (a.rows + kWarps - 1) / kWarps;
+  if (uses_quantized_activations(a.dtype)) {
+    return with_dot_traits(a.dtype, "linear", [&](auto traits) -> Result<void> {
+      using T = decltype(traits);
+      return by_token_group(a.n_tokens, [&](auto group) -> Result<void> {
+        constexpr int NT = decltype(group)::value;
+        const dim3 grid(row_blocks, (a.n_tokens + NT - 1) / NT);
+        matvec_quantized_kernel<T, NT><<<grid, kWarps * 32, 0, stream>>>(
+            a.w, a.rows, a.cols / dot::kQK8_1, a.row_bytes, act, a.n_tokens, y);
+        return check_launch("linear (matvec)");
+      });
+    });
+  }
+  if (a.n_tokens > kMatvecMaxTokens) {
+    return fail(ErrorCode::kInvalidArgument, "cuda matvec: " + std::to_string(a.n_tokens) +
+                                                 " tokens exceed " +
+                                                 std::to_string(kMatvecMaxTokens));
+  }
+  return with_float_format(a.dtype, "linear", [&](auto format) -> Result<void> {
+    using Format = decltype(format);
+    return by_token_group(a.n_tokens, [&](auto group) -> Result<void> {
+      constexpr int NT = decltype(group)::value;
+      matvec_float_kernel<Format, NT><<<row_blocks, kWarps * 32, 0, stream>>>(
+          a.w, a.rows, a.cols, a.row_bytes, x, a.n_tokens, y);
+      return check_launch("linear (matvec)");
+    });
+  });
+}
+
+}  // namespace eredu::cuda::kernels
