@@ -26,6 +26,9 @@
 #if defined(EREDU_HAVE_VULKAN_BACKEND)
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 #endif
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+#include "eredu/backends/cuda/cuda_backend.hpp"
+#endif
 #include "eredu/core/log.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "model_facts.hpp"
@@ -43,7 +46,7 @@ struct Options {
   std::uint32_t repetitions = 3;
   std::vector<std::size_t> threads;
   std::string backend = "cpu";
-  std::string device;  // --device for the Vulkan backend (index or name substring)
+  std::string device;  // --device for the Vulkan or CUDA backend (index or name substring)
   std::string kv_type = "f16";
   std::string output = "md";
   bool bandwidth = false;
@@ -99,15 +102,27 @@ eredu::Result<std::vector<eredu::bench::TestResult>> run_on_backend(
     return eredu::bench::run_model(std::move(vk), load, inspection, facts, "vulkan", threads, run);
   }
 #endif
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+  if (options.backend == "cuda") {
+    // As for Vulkan: each submission's completion is waited on, so the GPU's time is counted.
+    eredu::cuda::CudaBackendOptions backend_options;
+    backend_options.device = options.device;
+    EREDU_TRY(auto gpu, eredu::cuda::CudaBackend::create(backend_options));
+    eredu::cuda::CudaLoadOptions load;
+    load.context_length = context;
+    load.kv_cache_type =
+        options.kv_type == "f32" ? eredu::cuda::KvCacheType::kF32 : eredu::cuda::KvCacheType::kF16;
+    return eredu::bench::run_model(std::move(gpu), load, inspection, facts, "cuda", threads, run);
+  }
+#endif
   // A backend that loads through eredu::runtime (same concepts as CpuBackend) plugs in as above.
   std::string why = "backend " + options.backend + " is not built into eredu-bench";
-#if defined(EREDU_HAVE_CUDA_BACKEND)
-  if (options.backend == "cuda") why += " (the CUDA backend has no model runtime yet)";
-#endif
-#if defined(EREDU_HAVE_VULKAN_BACKEND)
-  why += "; available: cpu, vulkan";
-#else
   why += "; available: cpu";
+#if defined(EREDU_HAVE_VULKAN_BACKEND)
+  why += ", vulkan";
+#endif
+#if defined(EREDU_HAVE_CUDA_BACKEND)
+  why += ", cuda";
 #endif
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
@@ -215,7 +230,8 @@ int main(int argc, char** argv) {
   app.add_option("--backend", options.backend, "cpu, vulkan or cuda")
       ->check(CLI::IsMember({"cpu", "vulkan", "cuda"}));
   app.add_option("--device", options.device,
-                 "Vulkan device: index or name substring (default: discrete GPU first)");
+                 "Vulkan or CUDA device: index or name substring (default: Vulkan's discrete GPU "
+                 "first, CUDA device 0)");
   app.add_option("--kv-type", options.kv_type, "KV cache element type (llama-bench: f16)")
       ->check(CLI::IsMember({"f16", "f32"}));
   app.add_option("-o,--output", options.output, "md, csv or json")

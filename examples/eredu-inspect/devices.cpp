@@ -126,8 +126,8 @@ BackendListing vulkan_devices() {
 #endif
 
 #if defined(EREDU_HAVE_CUDA_BACKEND)
-// The CUDA backend discovers devices but cannot run a model yet, so every device it lists is
-// reported as not usable, with that reason; no driver or no device is the backend's note.
+// Every CUDA device; usable where the backend's kernels run (dp4a: compute capability 6.1 and
+// up), else with that reason; no driver or no device is the backend's note.
 BackendListing cuda_devices() {
   BackendListing listing;
   listing.backend = "cuda";
@@ -141,8 +141,13 @@ BackendListing cuda_devices() {
     DeviceListing device;
     device.id = "cuda:" + std::to_string(info.index);
     device.name = info.name;
-    device.usable = false;
-    device.unusable_reason = "the CUDA backend cannot run models yet (discovery only)";
+    const int cc = info.compute_capability_major * 10 + info.compute_capability_minor;
+    device.usable = cc >= 61;
+    if (!device.usable) {
+      device.unusable_reason =
+          "compute capability " + std::to_string(info.compute_capability_major) + "." +
+          std::to_string(info.compute_capability_minor) + " lacks dp4a (6.1 and up are needed)";
+    }
     device.properties.push_back(
         {"compute_capability", std::to_string(info.compute_capability_major) + "." +
                                    std::to_string(info.compute_capability_minor)});

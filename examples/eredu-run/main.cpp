@@ -18,7 +18,8 @@
 // --backend auto runs on the CPU (the Vulkan backend's per-element shaders are not faster than
 // the CPU kernels yet, so auto never silently picks it). --backend vulkan runs on the device that
 // --device selects (index or name substring; default: a discrete GPU before integrated, virtual
-// and CPU devices such as llvmpipe).
+// and CPU devices such as llvmpipe). --backend cuda runs on the NVIDIA GPU --device selects (index
+// or name substring; default: device 0).
 // The prompt and the generated text stream to stdout; load progress and the prompt / generation
 // speed (tokens/s) go to stderr. --json prints one JSON object instead (prompt_tokens,
 // generated_tokens, text, finish_reason, timings). --print-plan prints the execution plan as JSON
@@ -48,6 +49,10 @@
 #include "eredu/backends/cpu/cpu_plan_factory.hpp"
 #ifdef EREDU_HAVE_VULKAN_BACKEND
 #include "eredu/backends/vulkan/vulkan_plan_factory.hpp"
+#endif
+#ifdef EREDU_HAVE_CUDA_BACKEND
+#include "eredu/backends/cuda/cuda_plan_factory.hpp"
+#include "eredu/backends/cuda/device.hpp"
 #endif
 #include "chat.hpp"
 #include "eredu/checkpoint/gguf_source.hpp"
@@ -129,20 +134,24 @@ eredu::Result<std::string> resolve_backend(const std::string& requested) {
 #ifdef EREDU_HAVE_VULKAN_BACKEND
   if (requested == "vulkan") return std::string("vulkan");
 #endif
+#ifdef EREDU_HAVE_CUDA_BACKEND
+  if (requested == "cuda") return std::string("cuda");
+#endif
   std::string why = "backend '" + requested + "' is not built into this eredu-run";
-#if defined(EREDU_HAVE_CUDA_BACKEND)
-  if (requested == "cuda") why += " (its text generation is not available yet)";
-#else
-  if (requested == "cuda") why += " (configure with -DEREDU_WITH_CUDA=ON)";
+#ifndef EREDU_HAVE_CUDA_BACKEND
+  if (requested == "cuda") why += " (configure with -DEREDU_WITH_CUDA=ON and the CUDA toolkit)";
 #endif
 #ifndef EREDU_HAVE_VULKAN_BACKEND
   if (requested == "vulkan") why += " (configure with -DEREDU_WITH_VULKAN=ON)";
 #endif
+  why += "; available: cpu";
 #ifdef EREDU_HAVE_VULKAN_BACKEND
-  why += "; available: cpu, vulkan, auto";
-#else
-  why += "; available: cpu, auto";
+  why += ", vulkan";
 #endif
+#ifdef EREDU_HAVE_CUDA_BACKEND
+  why += ", cuda";
+#endif
+  why += ", auto";
   return eredu::fail(eredu::Error(eredu::ErrorCode::kUnsupported, why).with_subject("--backend"));
 }
 
@@ -228,6 +237,17 @@ std::string placement(const eredu::cpu::CpuBackend& backend) {
 #ifdef EREDU_HAVE_VULKAN_BACKEND
 std::string placement(const eredu::vulkan::VulkanBackend& backend) {
   return " (" + backend.device().info().name + ")";
+}
+#endif
+#ifdef EREDU_HAVE_CUDA_BACKEND
+std::string placement(const eredu::cuda::CudaBackend& backend) {
+  std::string where = " (cuda:" + std::to_string(backend.device_index());
+  if (auto devices = eredu::cuda::list_devices()) {
+    for (const auto& d : *devices) {
+      if (d.index == backend.device_index()) where += " " + d.name;
+    }
+  }
+  return where + ")";
 }
 #endif
 
@@ -473,7 +493,14 @@ int run(const Options& options) {
     return run_on(options, eredu::vulkan::VulkanPlanFactory(backend_options));
   }
 #endif
-  if (!options.device.empty()) return error_exit("--device: only with --backend vulkan");
+#ifdef EREDU_HAVE_CUDA_BACKEND
+  if (*backend_name == "cuda") {
+    eredu::cuda::CudaBackendOptions backend_options;
+    backend_options.device = options.device;
+    return run_on(options, eredu::cuda::CudaPlanFactory(backend_options));
+  }
+#endif
+  if (!options.device.empty()) return error_exit("--device: only with --backend vulkan or cuda");
   return run_on(options,
                 eredu::cpu::CpuPlanFactory(eredu::cpu::CpuBackendOptions{options.threads}));
 }
@@ -502,8 +529,10 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", options.threads, "CPU threads (0: all)");
   app.add_option("--backend", options.backend, "cpu, vulkan, cuda or auto")
       ->check(CLI::IsMember({"cpu", "vulkan", "cuda", "auto"}));
-  app.add_option("--device", options.device,
-                 "Vulkan device: index or name substring (default: prefer a discrete GPU)");
+  app.add_option(
+      "--device", options.device,
+      "Vulkan or CUDA device: index or name substring (default: Vulkan prefers a discrete GPU, "
+      "CUDA device 0)");
   app.add_option("-c,--ctx-size", options.ctx_size,
                  "context length in positions (0: min(model context, what fits, 4096))");
   app.add_option("--kv-type", options.kv_type, "KV cache element type (default f16)")

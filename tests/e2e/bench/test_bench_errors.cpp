@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "bench_fixture.hpp"
+#ifdef EREDU_HAVE_CUDA_BACKEND
+#include "eredu/backends/cuda/device.hpp"
+#endif
 
 namespace eredu::testing {
 namespace {
@@ -47,16 +50,34 @@ TEST(BenchErrors, FileThatIsNotAModelIsRejectedBeforeAnyMeasurement) {
 TEST(BenchErrors, BackendsNotBuiltIntoTheBenchAreRefusedByName) {
   EREDU_REQUIRE_BENCH_BINARY();
   EREDU_REQUIRE_SHARED_PATH(stories_model());
-  std::vector<std::string> not_built{"cuda"};  // no CUDA model runtime exists yet
+  std::vector<std::string> not_built;
+#if !defined(EREDU_HAVE_CUDA_BACKEND)
+  not_built.push_back("cuda");
+#endif
 #if !defined(EREDU_HAVE_VULKAN_BACKEND)
   not_built.push_back("vulkan");
 #endif
+  if (not_built.empty()) GTEST_SKIP() << "every backend is built into this eredu-bench";
   for (const std::string& backend : not_built) {
     expect_bad_input(run_bench({"-m", stories_model().string(), "--backend", backend, "-p", "4",
                                 "-n", "2", "-r", "1", "-q"}),
                      "backend " + backend + " is not built into eredu-bench");
   }
 }
+
+#ifdef EREDU_HAVE_CUDA_BACKEND
+// Built with CUDA but run where no GPU or driver is: a bad-input exit naming the reason.
+TEST(BenchErrors, CudaWithoutADeviceIsRefusedSayingSo) {
+  EREDU_REQUIRE_BENCH_BINARY();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  if (eredu::cuda::list_devices().has_value()) {
+    GTEST_SKIP() << "this machine has a CUDA device: tests/e2e/cuda_backend benchmarks on it";
+  }
+  expect_bad_input(run_bench({"-m", stories_model().string(), "--backend", "cuda", "-p", "4", "-n",
+                              "2", "-r", "1", "-q"}),
+                   "no CUDA device");
+}
+#endif
 
 TEST(BenchErrors, UsageErrorsExitWithCodeTwo) {
   EREDU_REQUIRE_BENCH_BINARY();

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#ifdef EREDU_HAVE_CUDA_BACKEND
+#include "eredu/backends/cuda/device.hpp"
+#endif
 
 namespace eredu::cli_tests {
 namespace {
@@ -90,11 +93,13 @@ TEST(EreduRun, RejectsAPromptLongerThanTheContextBeforeGenerating) {
 
 TEST(EreduRun, RejectsABackendThatIsNotBuiltIn) {
   EREDU_REQUIRE_EREDU_RUN();
-#ifdef EREDU_HAVE_VULKAN_BACKEND
-  // --backend vulkan runs (tests/e2e/vulkan_backend); only CUDA is rejected here.
-  const std::vector<std::string> not_built = {"cuda"};
-#else
-  const std::vector<std::string> not_built = {"vulkan", "cuda"};
+  // A built backend runs (tests/e2e/vulkan_backend, tests/e2e/cuda_backend).
+  std::vector<std::string> not_built;
+#ifndef EREDU_HAVE_VULKAN_BACKEND
+  not_built.push_back("vulkan");
+#endif
+#ifndef EREDU_HAVE_CUDA_BACKEND
+  not_built.push_back("cuda");
 #endif
   for (const std::string& backend : not_built) {
     SCOPED_TRACE(backend);
@@ -104,6 +109,20 @@ TEST(EreduRun, RejectsABackendThatIsNotBuiltIn) {
   expect_one_error_line(run_eredu({"-m", "unused.gguf", "-p", "x", "--backend", "tpu"}),
                         "--backend");
 }
+
+#ifdef EREDU_HAVE_CUDA_BACKEND
+// Built with CUDA but run where no GPU or driver is: one line saying so, exit 2, no crash.
+TEST(EreduRun, CudaWithoutADeviceFailsWithOneLineSayingSo) {
+  EREDU_REQUIRE_EREDU_RUN();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  if (eredu::cuda::list_devices().has_value()) {
+    GTEST_SKIP() << "this machine has a CUDA device: tests/e2e/cuda_backend runs eredu-run on it";
+  }
+  expect_one_error_line(
+      run_eredu({"-m", stories_model().string(), "-p", "Once", "-n", "4", "--backend", "cuda"}),
+      "no CUDA device");
+}
+#endif
 
 TEST(EreduRun, RejectsATruncatedModelFile) {
   EREDU_REQUIRE_EREDU_RUN();

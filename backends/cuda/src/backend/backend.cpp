@@ -45,6 +45,10 @@ Result<CudaBackend> CudaBackend::create(const CudaBackendOptions& options) {
   return CudaBackend(std::move(stream));
 }
 
+int CudaBackend::device_index() const noexcept {
+  return stream_->device();
+}
+
 Result<CudaCompletion> CudaBackend::flush() const {
   EREDU_TRY(StreamEventPtr event, stream_->record());
   return CudaCompletion(std::move(event));

@@ -93,7 +93,9 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
   // no driver or device; kNotFound when options.device matches none (the message lists them).
   [[nodiscard]] static Result<CudaBackend> create(const CudaBackendOptions& options = {});
 
-  // The device index, the stream, its pool.
+  // The CUDA device ordinal the backend runs on.
+  [[nodiscard]] int device_index() const noexcept;
+  // The device index, the stream, its pool (complete in the backend's sources only).
   [[nodiscard]] CudaStream& stream() const noexcept { return *stream_; }
   [[nodiscard]] const std::shared_ptr<CudaStream>& stream_ptr() const noexcept { return stream_; }
 
