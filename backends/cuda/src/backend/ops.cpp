@@ -1,6 +1,9 @@
 // CudaBackend's NeuralBackend operators: each checks its arguments' geometry (kInvalidArgument
 // instead of an out-of-bounds kernel), takes its output from the stream's pool and enqueues its
-// kernels (src/kernels/). Nothing waits here.
+// kernels (src/kernels/). Nothing waits here. In a dry run (forward_state.hpp) an operator stops
+// after its checks: it signs the pass and returns a placeholder of its output's shape.
+#include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -33,7 +36,39 @@ Result<CudaTensor> make_tensor(CudaStream& stream, std::size_t rows, std::size_t
   return t;
 }
 
-Result<void> check_tensor(const char* op, const CudaTensor& t) {
+// Operator kinds in the pass's signature.
+enum class OpKind : std::uint8_t {
+  kEmbedding = 1,
+  kLinear,
+  kRmsNorm,
+  kRotary,
+  kAttention,
+  kSwiglu,
+  kAdd,
+  kLogits,
+  kBias,
+};
+
+std::uintptr_t address(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p);
+}
+
+std::uint32_t float_bits(float f) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+// A dry run's output: the shape only.
+CudaTensor placeholder(std::size_t rows, std::size_t cols) {
+  CudaTensor t;
+  t.rows = rows;
+  t.cols = cols;
+  return t;
+}
+
+Result<void> check_tensor(CudaStream& stream, const char* op, const CudaTensor& t) {
+  if (stream.forward().dry()) return ok();  // placeholders have shapes only
   if (t.buffer == nullptr || t.buffer->size() < t.rows * t.cols * sizeof(float)) {
     return fail(op_error(op, "input tensor has no device buffer of its size"));
   }
@@ -52,6 +87,9 @@ Result<CudaTensor> normalize_rows(CudaStream& stream, const CudaTensor& x, const
                                   std::size_t rows, std::size_t cols, float eps) {
   EREDU_TRY(std::uint32_t n_rows, u32(rows, "rms_norm rows"));
   EREDU_TRY(std::uint32_t n, u32(cols, "rms_norm width"));
+  ForwardState& pass = stream.forward();
+  pass.sign(OpKind::kRmsNorm, rows, cols, address(gain.blocks()), float_bits(eps));
+  if (pass.dry()) return placeholder(x.rows, x.cols);
   EREDU_TRY(CudaTensor y, make_tensor(stream, x.rows, x.cols));
   EREDU_TRY_VOID(stream.enter());
   EREDU_TRY_VOID(kernels::rms_norm(x.data(), static_cast<const float*>(gain.buffer->data()),
@@ -92,14 +130,34 @@ Result<CudaTensor> CudaBackend::embedding(const weight& table,
   }
   EREDU_TRY(std::uint32_t n, u32(tokens.size(), "embedding tokens"));
   EREDU_TRY(std::uint32_t cols, u32(table.cols(), "embedding cols"));
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kEmbedding, n, address(table.blocks()), table.dtype);
+  ++pass.embeddings;
+  if (pass.dry()) {
+    try {
+      pass.token_ids.assign(tokens.begin(), tokens.end());
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kCapacityExhausted, "cuda embedding: out of host memory");
+    }
+    return placeholder(tokens.size(), table.cols());
+  }
   EREDU_TRY(CudaTensor out, make_tensor(*stream_, tokens.size(), table.cols()));
   if (n == 0 || cols == 0) return out;
-  // The ids go through the runtime's staging (pageable source), so `tokens` may go away now.
-  EREDU_TRY(DeviceBufferPtr ids, stream_->allocate(tokens.size() * sizeof(std::uint32_t)));
-  EREDU_TRY_VOID(stream_->upload(ids->data(), std::as_bytes(tokens)));
+  const std::uint32_t* ids = nullptr;
+  DeviceBufferPtr uploaded;
+  if (pass.capturing()) {
+    // A captured decode step reads its token from the graph's step buffer (one token, after the
+    // position), written before every replay.
+    if (n != 1) return fail(op_error("embedding", "a captured pass embeds exactly one token"));
+    ids = pass.device_step + 1;
+  } else {
+    // The ids go through the runtime's staging (pageable source), so `tokens` may go away now.
+    EREDU_TRY(uploaded, stream_->allocate(tokens.size() * sizeof(std::uint32_t)));
+    EREDU_TRY_VOID(stream_->upload(uploaded->data(), std::as_bytes(tokens)));
+    ids = static_cast<const std::uint32_t*>(uploaded->data());
+  }
   EREDU_TRY_VOID(kernels::embed(table.dtype, table.blocks(), packed_row_bytes(table.dtype, cols),
-                                cols, static_cast<const std::uint32_t*>(ids->data()), n, out.data(),
-                                stream_->handle()));
+                                cols, ids, n, out.data(), stream_->handle()));
   return out;
 }
 
@@ -111,7 +169,7 @@ Result<CudaTensor> CudaBackend::linear(const tensor& x, const weight& w) const {
     return fail(op_error("linear", "input has " + std::to_string(x.cols) + " features, weight '" +
                                        w.name + "' expects " + std::to_string(w.cols())));
   }
-  EREDU_TRY_VOID(check_tensor("linear", x));
+  EREDU_TRY_VOID(check_tensor(*stream_, "linear", x));
   if (!kernels::supports_weight_dtype(w.dtype)) {
     return fail(Error(ErrorCode::kUnsupported, "cuda linear: no kernel for " +
                                                    std::string(to_string(w.dtype)) + " (weight '" +
@@ -124,6 +182,9 @@ Result<CudaTensor> CudaBackend::linear(const tensor& x, const weight& w) const {
   EREDU_TRY(args.cols, u32(w.cols(), "linear cols"));
   EREDU_TRY(args.n_tokens, u32(x.rows, "linear tokens"));
   args.row_bytes = packed_row_bytes(w.dtype, w.cols());
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kLinear, x.rows, x.cols, address(w.blocks()), w.dtype, w.rows());
+  if (pass.dry()) return placeholder(x.rows, w.rows());
   EREDU_TRY(CudaTensor y, make_tensor(*stream_, x.rows, w.rows()));
   if (args.rows == 0 || args.n_tokens == 0) return y;
   EREDU_TRY_VOID(stream_->enter());
@@ -149,7 +210,7 @@ Result<CudaTensor> CudaBackend::linear(const tensor& x, const weight& w) const {
 Result<CudaTensor> CudaBackend::rms_norm(const tensor& x, const weight& gain,
                                          const RmsNormSpec& spec) const {
   EREDU_TRY_VOID(check_vector("rms_norm", gain, x.cols, "gain"));
-  EREDU_TRY_VOID(check_tensor("rms_norm", x));
+  EREDU_TRY_VOID(check_tensor(*stream_, "rms_norm", x));
   return normalize_rows(*stream_, x, gain, x.rows, x.cols, spec.epsilon);
 }
 
@@ -165,7 +226,7 @@ Result<CudaTensor> CudaBackend::rotate(const tensor& x, const RotarySpec& spec,
     return fail(op_error(
         "rotary", "input has " + std::to_string(x.cols) + " features, expected heads * head_dim"));
   }
-  EREDU_TRY_VOID(check_tensor("rotary", x));
+  EREDU_TRY_VOID(check_tensor(*stream_, "rotary", x));
   kernels::RopeArgs args;
   EREDU_TRY(args.n_tokens, u32(x.rows, "rotary tokens"));
   args.heads = spec.heads;
@@ -178,6 +239,12 @@ Result<CudaTensor> CudaBackend::rotate(const tensor& x, const RotarySpec& spec,
   if (static_cast<std::uint64_t>(first_position) + x.rows > UINT32_MAX) {
     return fail(op_error("rotary", "positions exceed 32 bits"));
   }
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kRotary, x.rows, spec.heads, spec.head_dim, spec.rotated_dims,
+            float_bits(spec.frequency_base), float_bits(spec.frequency_scale), args.neox,
+            address(factors));
+  if (pass.dry()) return placeholder(x.rows, x.cols);
+  if (pass.capturing()) args.device_position = pass.device_step;
   EREDU_TRY(CudaTensor y, make_tensor(*stream_, x.rows, x.cols));
   EREDU_TRY_VOID(stream_->enter());
   EREDU_TRY_VOID(kernels::rope(x.data(), y.data(), factors, args, stream_->handle()));
@@ -199,7 +266,8 @@ Result<CudaKvCache> CudaBackend::create_kv_cache_of(const KvCacheSpec& spec,
                 "kv cache of " + std::to_string(elements) + " elements per tensor is too large");
   }
   const bool f16 = type == KvCacheType::kF16;
-  const std::size_t bytes = static_cast<std::size_t>(elements) * (f16 ? 2 : 4);
+  // `elements` counts every layer; each layer has its own K and V buffer.
+  const std::size_t bytes = static_cast<std::size_t>(elements / spec.layers) * (f16 ? 2 : 4);
   std::shared_ptr<CudaKvCacheStorage> storage;
   try {
     storage = std::make_shared<CudaKvCacheStorage>();
@@ -234,15 +302,19 @@ Result<CudaTensor> CudaBackend::attention(const tensor& q, const tensor& k, cons
       v.cols != row) {
     return fail(op_error("attention", "q/k/v shapes do not match the spec"));
   }
-  EREDU_TRY_VOID(check_tensor("attention", q));
-  EREDU_TRY_VOID(check_tensor("attention", k));
-  EREDU_TRY_VOID(check_tensor("attention", v));
+  EREDU_TRY_VOID(check_tensor(*stream_, "attention", q));
+  EREDU_TRY_VOID(check_tensor(*stream_, "attention", k));
+  EREDU_TRY_VOID(check_tensor(*stream_, "attention", v));
   CudaKvCacheStorage& kv = *cache.storage;
   if (static_cast<std::uint64_t>(first_position) + n > geo.max_positions) {
     return fail(Error(ErrorCode::kLimitExceeded,
                       "cuda attention: positions up to " + std::to_string(first_position + n) +
                           " exceed the kv cache's " + std::to_string(geo.max_positions)));
   }
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kAttention, n, spec.layer, spec.heads, spec.kv_heads, spec.head_dim,
+            float_bits(spec.scale), address(cache.storage.get()), kv.dtype);
+  if (pass.dry()) return placeholder(n, q.cols);
   if (first_position > kv.length) {
     return fail(op_error("attention", "position " + std::to_string(first_position) +
                                           " is past the cache's length " +
@@ -256,13 +328,17 @@ Result<CudaTensor> CudaBackend::attention(const tensor& q, const tensor& k, cons
   args.first_position = first_position;
   args.scale = spec.scale;
   args.f16 = kv.dtype == DType::kF16;
+  if (pass.capturing()) {
+    args.device_position = pass.device_step;
+    args.capacity_positions = geo.max_positions;
+  }
   EREDU_TRY(CudaTensor out, make_tensor(*stream_, n, q.cols));
   EREDU_TRY(DeviceBufferPtr scratch, stream_->allocate(kernels::attention_scratch_bytes(args)));
   EREDU_TRY_VOID(stream_->enter());
   void* keys = kv.keys[spec.layer]->data();
   void* values = kv.values[spec.layer]->data();
   EREDU_TRY_VOID(kernels::kv_store(k.data(), v.data(), keys, values, args.f16, row, first_position,
-                                   n, stream_->handle()));
+                                   args.device_position, n, stream_->handle()));
   // The cache's length covers these rows from now on (rolled back if the pass is abandoned).
   if (first_position + n > kv.length) kv.length = first_position + n;
   EREDU_TRY_VOID(kernels::attention(q.data(), keys, values, out.data(), args,
@@ -274,8 +350,11 @@ Result<CudaTensor> CudaBackend::swiglu(const tensor& gate, const tensor& up) con
   if (gate.rows != up.rows || gate.cols != up.cols) {
     return fail(op_error("swiglu", "operands differ in shape"));
   }
-  EREDU_TRY_VOID(check_tensor("swiglu", gate));
-  EREDU_TRY_VOID(check_tensor("swiglu", up));
+  EREDU_TRY_VOID(check_tensor(*stream_, "swiglu", gate));
+  EREDU_TRY_VOID(check_tensor(*stream_, "swiglu", up));
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kSwiglu, gate.rows, gate.cols);
+  if (pass.dry()) return placeholder(gate.rows, gate.cols);
   EREDU_TRY(CudaTensor y, make_tensor(*stream_, gate.rows, gate.cols));
   EREDU_TRY_VOID(stream_->enter());
   EREDU_TRY_VOID(
@@ -286,8 +365,11 @@ Result<CudaTensor> CudaBackend::swiglu(const tensor& gate, const tensor& up) con
 Result<CudaTensor> CudaBackend::add(const tensor& a, const tensor& b) const {
   if (a.rows != b.rows || a.cols != b.cols)
     return fail(op_error("add", "operands differ in shape"));
-  EREDU_TRY_VOID(check_tensor("add", a));
-  EREDU_TRY_VOID(check_tensor("add", b));
+  EREDU_TRY_VOID(check_tensor(*stream_, "add", a));
+  EREDU_TRY_VOID(check_tensor(*stream_, "add", b));
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kAdd, a.rows, a.cols);
+  if (pass.dry()) return placeholder(a.rows, a.cols);
   EREDU_TRY(CudaTensor y, make_tensor(*stream_, a.rows, a.cols));
   EREDU_TRY_VOID(stream_->enter());
   EREDU_TRY_VOID(kernels::add(a.data(), b.data(), y.data(), a.rows * a.cols, stream_->handle()));
@@ -296,7 +378,10 @@ Result<CudaTensor> CudaBackend::add(const tensor& a, const tensor& b) const {
 
 Result<CudaTensor> CudaBackend::logits(const tensor& hidden, const weight& output) const {
   if (hidden.rows == 0) return fail(op_error("logits", "no hidden rows"));
-  EREDU_TRY_VOID(check_tensor("logits", hidden));
+  EREDU_TRY_VOID(check_tensor(*stream_, "logits", hidden));
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kLogits, hidden.rows, hidden.cols);
+  if (pass.dry()) return linear(placeholder(1, hidden.cols), output);
   EREDU_TRY(CudaTensor last, make_tensor(*stream_, 1, hidden.cols));
   const std::size_t row_bytes = hidden.cols * sizeof(float);
   EREDU_TRY_VOID(stream_->copy(
@@ -310,8 +395,11 @@ Result<CudaTensor> CudaBackend::logits(const tensor& hidden, const weight& outpu
 
 Result<CudaTensor> CudaBackend::add_bias(const tensor& x, const weight& bias) const {
   EREDU_TRY_VOID(check_vector("add_bias", bias, x.cols, "bias"));
-  EREDU_TRY_VOID(check_tensor("add_bias", x));
+  EREDU_TRY_VOID(check_tensor(*stream_, "add_bias", x));
   EREDU_TRY(std::uint32_t cols, u32(x.cols, "add_bias width"));
+  ForwardState& pass = stream_->forward();
+  pass.sign(OpKind::kBias, x.rows, x.cols, address(bias.blocks()));
+  if (pass.dry()) return placeholder(x.rows, x.cols);
   EREDU_TRY(CudaTensor y, make_tensor(*stream_, x.rows, x.cols));
   EREDU_TRY_VOID(stream_->enter());
   EREDU_TRY_VOID(kernels::bias_add(x.data(), static_cast<const float*>(bias.buffer->data()),
@@ -328,7 +416,7 @@ Result<CudaTensor> CudaBackend::head_rms_norm(const tensor& x, const weight& gai
                                               " does not divide " + std::to_string(x.cols) +
                                               " features into heads"));
   }
-  EREDU_TRY_VOID(check_tensor("head_rms_norm", x));
+  EREDU_TRY_VOID(check_tensor(*stream_, "head_rms_norm", x));
   // Heads are contiguous slices of a row: rows * heads rows of `head`.
   return normalize_rows(*stream_, x, gain, x.rows * (x.cols / head), head, spec.epsilon);
 }

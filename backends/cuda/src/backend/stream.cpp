@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "../cuda_error.hpp"
 
@@ -50,7 +52,9 @@ Result<std::shared_ptr<CudaStream>> CudaStream::create(int device) {
     return fail(cuda_error("cudaStreamCreateWithFlags", e));
   }
   try {
-    return std::shared_ptr<CudaStream>(new CudaStream(device, stream));
+    const char* graphs = std::getenv("EREDU_CUDA_GRAPHS");
+    const bool use_graphs = graphs == nullptr || std::string_view(graphs) != "0";
+    return std::shared_ptr<CudaStream>(new CudaStream(device, stream, use_graphs));
   } catch (const std::bad_alloc&) {
     (void)cudaStreamDestroy(stream);
     return fail(ErrorCode::kCapacityExhausted, "cuda: out of host memory for a stream");
@@ -91,7 +95,7 @@ Result<DeviceBufferPtr> CudaStream::allocate(std::size_t bytes) {
 
 void CudaStream::release(void* data) noexcept {
   if (data == nullptr) return;
-  (void)cudaSetDevice(device_);
+  if (!enter()) return;  // the device is gone; nothing to free it on
   if (cudaFreeAsync(data, stream_) != cudaSuccess) (void)cudaGetLastError();
 }
 

@@ -15,6 +15,7 @@
 
 #include "eredu/backends/cuda/cuda_types.hpp"
 #include "eredu/core/result.hpp"
+#include "forward_state.hpp"
 
 namespace eredu::cuda {
 
@@ -79,12 +80,20 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
   // Returns `data` to the pool in stream order (DeviceBuffer's destructor).
   void release(void* data) noexcept;
 
+  // How the operators behave in the forward pass under way (forward_state.hpp).
+  [[nodiscard]] ForwardState& forward() noexcept { return forward_; }
+  // Whether decode steps run as CUDA graphs (EREDU_CUDA_GRAPHS=0 turns them off).
+  [[nodiscard]] bool graphs_enabled() const noexcept { return graphs_enabled_; }
+
  private:
-  CudaStream(int device, cudaStream_t stream) noexcept : device_(device), stream_(stream) {}
+  CudaStream(int device, cudaStream_t stream, bool graphs) noexcept
+      : device_(device), stream_(stream), graphs_enabled_(graphs) {}
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   std::mutex pinned_mutex_;
   std::vector<PinnedBufferPtr> pinned_;
+  ForwardState forward_;
+  bool graphs_enabled_ = true;
 };
 
 // The launch status after a kernel launch (cudaGetLastError), as an error naming `kernel`.

@@ -24,7 +24,9 @@ __device__ __forceinline__ float load_kv(const void* base, std::uint64_t i, bool
 }
 
 std::uint32_t max_splits(const AttentionArgs& a) {
-  const std::uint64_t visible = static_cast<std::uint64_t>(a.first_position) + a.n_tokens;
+  const std::uint64_t visible = a.device_position != nullptr
+                                    ? a.capacity_positions
+                                    : static_cast<std::uint64_t>(a.first_position) + a.n_tokens;
   return static_cast<std::uint32_t>((visible + kChunk - 1) / kChunk);
 }
 
@@ -40,8 +42,10 @@ __global__ void attention_chunks_kernel(const float* q, const void* keys, const 
   const std::uint32_t h = th % a.heads;
   const std::uint32_t kvh = h / (a.heads / a.kv_heads);
   const std::uint64_t row = static_cast<std::uint64_t>(a.kv_heads) * a.head_dim;
-  const std::uint32_t last = a.first_position + t;  // the last visible position
+  const std::uint32_t first = a.device_position != nullptr ? *a.device_position : a.first_position;
+  const std::uint32_t last = first + t;  // the last visible position
   const std::uint32_t begin = split * kChunk;
+  if (begin > last) return;  // past the visible positions: the merge never reads this chunk
   const std::uint32_t end = min(begin + kChunk, last + 1);
 
   float qr[kPerLane];
@@ -93,7 +97,8 @@ __global__ void attention_merge_kernel(const float* scratch, float* out, Attenti
   const std::uint32_t lane = threadIdx.x % 32;
   if (th >= a.n_tokens * a.heads) return;
   const std::uint32_t t = th / a.heads;
-  const std::uint32_t used = (a.first_position + t) / kChunk + 1;  // chunks with positions
+  const std::uint32_t first = a.device_position != nullptr ? *a.device_position : a.first_position;
+  const std::uint32_t used = (first + t) / kChunk + 1;  // chunks with positions
   const float* part = scratch + static_cast<std::uint64_t>(th) * splits * (a.head_dim + 2);
   float m = -INFINITY;
   for (std::uint32_t s = 0; s < used; ++s)
@@ -113,10 +118,12 @@ __global__ void attention_merge_kernel(const float* scratch, float* out, Attenti
   }
 }
 
-__global__ void kv_store_kernel(const float* src, void* dst, bool f16, std::uint64_t offset,
+__global__ void kv_store_kernel(const float* src, void* dst, bool f16, std::uint64_t row,
+                                std::uint64_t first, const std::uint32_t* device_position,
                                 std::uint64_t n) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  const std::uint64_t offset = (device_position != nullptr ? *device_position : first) * row;
   if (f16) {
     static_cast<std::uint16_t*>(dst)[offset + i] = decode::f32_to_f16(src[i]);
   } else {
@@ -151,15 +158,16 @@ Result<void> attention(const float* q, const void* keys, const void* values, flo
 }
 
 Result<void> kv_store(const float* k, const float* v, void* keys, void* values, bool f16,
-                      std::uint64_t row, std::uint64_t first, std::uint64_t n,
-                      cudaStream_t stream) {
+                      std::uint64_t row, std::uint64_t first, const std::uint32_t* device_position,
+                      std::uint64_t n, cudaStream_t stream) {
   const std::uint64_t count = row * n;
   if (count == 0) return ok();
   constexpr unsigned kThreads = 256;
   const unsigned grid = static_cast<unsigned>((count + kThreads - 1) / kThreads);
-  kv_store_kernel<<<grid, kThreads, 0, stream>>>(k, keys, f16, first * row, count);
+  kv_store_kernel<<<grid, kThreads, 0, stream>>>(k, keys, f16, row, first, device_position, count);
   EREDU_TRY_VOID(check_launch("kv store"));
-  kv_store_kernel<<<grid, kThreads, 0, stream>>>(v, values, f16, first * row, count);
+  kv_store_kernel<<<grid, kThreads, 0, stream>>>(v, values, f16, row, first, device_position,
+                                                 count);
   return check_launch("kv store");
 }
 

@@ -37,13 +37,15 @@ namespace eredu::cuda::kernels {
 // (2i, 2i+1) or (i, i + n_pairs) (`neox`) rotated by angle
 //   (first_position + t) * scale * base^(-2i / rotated_dims) / factors[i]
 // computed in float64 as the CPU reference does; factors may be null (1). Dimensions past
-// 2 * n_pairs are copied.
+// 2 * n_pairs are copied. With `device_position` set, first_position is read from there (a
+// captured graph's step buffer) instead.
 struct RopeArgs {
   std::uint32_t n_tokens = 0;
   std::uint32_t heads = 0;
   std::uint32_t head_dim = 0;
   std::uint32_t n_pairs = 0;
   std::uint32_t first_position = 0;
+  const std::uint32_t* device_position = nullptr;
   float base = 10000.0F;
   float scale = 1.0F;
   bool neox = false;
@@ -59,11 +61,13 @@ struct RopeArgs {
 [[nodiscard]] Result<void> bias_add(const float* x, const float* bias, float* y, std::uint64_t n,
                                     std::uint32_t cols, cudaStream_t stream);
 
-// attention.cu: KV rows of `n` tokens stored at position `first`, F32 as is or F16 (round to
-// nearest even, as the CPU's fp32_to_fp16), into [capacity][row] caches.
+// attention.cu: KV rows of `n` tokens stored at position `first` (or *device_position when
+// given), F32 as is or F16 (round to nearest even, as the CPU's fp32_to_fp16), into
+// [capacity][row] caches.
 [[nodiscard]] Result<void> kv_store(const float* k, const float* v, void* keys, void* values,
                                     bool f16, std::uint64_t row, std::uint64_t first,
-                                    std::uint64_t n, cudaStream_t stream);
+                                    const std::uint32_t* device_position, std::uint64_t n,
+                                    cudaStream_t stream);
 
 // attention.cu: causal grouped-query attention of n_tokens queries [n_tokens][heads][head_dim]
 // at positions first_position.. over the cache (positions 0 .. first_position + t visible to
@@ -76,6 +80,10 @@ struct AttentionArgs {
   std::uint32_t first_position = 0;
   float scale = 1.0F;
   bool f16 = true;
+  // A captured graph: the first position is read from here, and the launch covers
+  // `capacity_positions` (every position the cache holds; chunks past the visible ones exit).
+  const std::uint32_t* device_position = nullptr;
+  std::uint32_t capacity_positions = 0;
 };
 // `scratch` holds the split-K partial results: at least attention_scratch_bytes(args).
 [[nodiscard]] std::uint64_t attention_scratch_bytes(const AttentionArgs& args) noexcept;

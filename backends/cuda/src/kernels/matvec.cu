@@ -3,6 +3,10 @@
 // sub-block, lanes over the sub-blocks of the row, so a warp reads 32 consecutive sub-blocks at a
 // time); float weights (F32, F16, BF16) meet float activations. Each warp keeps the partial sums of
 // up to 8 tokens, so a small batch reads each weight row once.
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
 #include "../backend/stream.hpp"
 #include "dispatch.cuh"
 #include "kernels.hpp"
@@ -63,6 +67,50 @@ __global__ void matvec_float_kernel(const std::uint8_t* w, std::uint32_t rows, s
     for (int t = 0; t < NT; ++t) {
       if (t < static_cast<int>(n_tokens))
         sum[t] += wv * x[static_cast<std::uint64_t>(t) * cols + i];
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+    const float v = warp_sum(sum[t]);
+    if (lane == 0 && t < static_cast<int>(n_tokens))
+      y[static_cast<std::uint64_t>(t) * rows + r] = v;
+  }
+}
+
+// F16 / BF16 rows whose columns are a multiple of 8 (every real model's): each lane reads 8
+// consecutive weights as one 16-byte load, so a warp reads 512 contiguous bytes per step.
+template <bool kBf16, int NT>
+__global__ void matvec_half8_kernel(const std::uint8_t* w, std::uint32_t rows, std::uint32_t cols,
+                                    const float* x, std::uint32_t n_tokens, float* y) {
+  const std::uint32_t r = blockIdx.x * kWarps + threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const uint4* row = reinterpret_cast<const uint4*>(w + static_cast<std::uint64_t>(r) * cols * 2);
+  float sum[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+    sum[t] = 0.0F;
+  for (std::uint32_t g = lane; g < cols / 8; g += 32) {
+    const uint4 packed = row[g];
+    const std::uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+    float wv[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const auto lo = static_cast<std::uint16_t>(words[k] & 0xFFFFu);
+      const auto hi = static_cast<std::uint16_t>(words[k] >> 16);
+      wv[2 * k] = kBf16 ? decode::bf16_to_f32(lo) : __half2float(__ushort_as_half(lo));
+      wv[2 * k + 1] = kBf16 ? decode::bf16_to_f32(hi) : __half2float(__ushort_as_half(hi));
+    }
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      if (t < static_cast<int>(n_tokens)) {
+        const float4* xv =
+            reinterpret_cast<const float4*>(x + static_cast<std::uint64_t>(t) * cols + 8 * g);
+        const float4 a = xv[0];
+        const float4 b = xv[1];
+        sum[t] += wv[0] * a.x + wv[1] * a.y + wv[2] * a.z + wv[3] * a.w + wv[4] * b.x +
+                  wv[5] * b.y + wv[6] * b.z + wv[7] * b.w;
+      }
     }
   }
 #pragma unroll
@@ -154,6 +202,24 @@ Result<void> matvec(const LinearArgs& a, const float* x, const dot::BlockQ8_1* a
     return fail(ErrorCode::kInvalidArgument, "cuda matvec: " + std::to_string(a.n_tokens) +
                                                  " tokens exceed " +
                                                  std::to_string(kMatvecMaxTokens));
+  }
+  // 16-byte loads need 16-byte aligned rows and activations: 8 | cols (the buffers come from the
+  // pool, 256-byte aligned).
+  const bool half8 = (a.dtype == DType::kF16 || a.dtype == DType::kBF16) && a.cols % 8 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(a.w) % 16 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+  if (half8) {
+    return by_token_group(a.n_tokens, [&](auto group) -> Result<void> {
+      constexpr int NT = decltype(group)::value;
+      if (a.dtype == DType::kBF16) {
+        matvec_half8_kernel<true, NT>
+            <<<row_blocks, kWarps * 32, 0, stream>>>(a.w, a.rows, a.cols, x, a.n_tokens, y);
+      } else {
+        matvec_half8_kernel<false, NT>
+            <<<row_blocks, kWarps * 32, 0, stream>>>(a.w, a.rows, a.cols, x, a.n_tokens, y);
+      }
+      return check_launch("linear (matvec)");
+    });
   }
   return with_float_format(a.dtype, "linear", [&](auto format) -> Result<void> {
     using Format = decltype(format);

@@ -26,7 +26,8 @@ __global__ void rope_kernel(const float* x, float* y, const float* factors, Rope
   }
   const std::uint64_t ia = base + (a.neox ? i : 2 * i);
   const std::uint64_t ib = base + (a.neox ? i + a.n_pairs : 2 * i + 1);
-  const double theta = static_cast<double>(a.first_position + t) * static_cast<double>(a.scale) *
+  const std::uint32_t first = a.device_position != nullptr ? *a.device_position : a.first_position;
+  const double theta = static_cast<double>(first + t) * static_cast<double>(a.scale) *
                        pow(static_cast<double>(a.base),
                            -2.0 * static_cast<double>(i) / static_cast<double>(2 * a.n_pairs)) /
                        (factors != nullptr ? static_cast<double>(factors[i]) : 1.0);

@@ -178,9 +178,27 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
   // completion waits for that event. A failure while enqueueing rolls the cache back to
   // `first_position` (kernels already enqueued write only buffers that are then dropped and KV
   // rows past the rolled-back length).
+  //
+  // A decode step (one token, one row of logits) runs as a CUDA graph: the pass is first run dry
+  // (operators check their arguments and sign the pass, nothing is enqueued); when the session's
+  // captured graph has the same signature it is replayed with this step's position and token,
+  // else the pass is captured into a new graph first (src/backend/decode_graph.hpp). Any other
+  // pass, a capture that fails, or EREDU_CUDA_GRAPHS=0 runs eagerly.
   template <typename Record>
   [[nodiscard]] Result<Submission<tensor, forward_completion>> submit_forward(
       kv_cache& cache, std::uint32_t first_position, Record&& record) const {
+    if (decode_graphs_enabled(cache)) {
+      begin_dry_run();
+      auto dry = record(cache);
+      EREDU_TRY(DecodePlan plan, end_dry_run(std::move(dry), cache));
+      if (plan == DecodePlan::kCapture) {
+        EREDU_TRY_VOID(begin_capture(cache));
+        auto captured = record(cache);
+        EREDU_TRY(bool ready, end_capture(std::move(captured), cache));
+        if (ready) plan = DecodePlan::kReplay;
+      }
+      if (plan == DecodePlan::kReplay) return replay_decode(cache, first_position);
+    }
     auto logits = record(cache);
     if (!logits) {
       abandon_forward(cache, first_position);
@@ -206,6 +224,18 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
   [[nodiscard]] Result<tensor> rotate(const tensor& x, const RotarySpec& spec,
                                       std::uint32_t first_position, const float* factors) const;
   static void abandon_forward(kv_cache& cache, std::uint32_t first_position) noexcept;
+  // The decode-graph steps of submit_forward (src/backend/decode_graph.cpp).
+  enum class DecodePlan : std::uint8_t { kEager, kReplay, kCapture };
+  [[nodiscard]] bool decode_graphs_enabled(const kv_cache& cache) const noexcept;
+  void begin_dry_run() const noexcept;
+  // Back to eager operators; the plan for this pass, or the dry run's error (nothing ran).
+  [[nodiscard]] Result<DecodePlan> end_dry_run(Result<tensor>&& dry, const kv_cache& cache) const;
+  [[nodiscard]] Result<void> begin_capture(kv_cache& cache) const;
+  // Ends the capture and instantiates the graph: true when it is ready to replay, false when the
+  // capture failed (logged once; the cache's passes then run eagerly).
+  [[nodiscard]] Result<bool> end_capture(Result<tensor>&& captured, kv_cache& cache) const;
+  [[nodiscard]] Result<Submission<tensor, forward_completion>> replay_decode(
+      kv_cache& cache, std::uint32_t first_position) const;
   [[nodiscard]] Result<Submission<tensor, forward_completion>> finish_forward(
       tensor&& logits, kv_cache& cache, std::uint32_t first_position) const;
   std::shared_ptr<CudaStream> stream_;

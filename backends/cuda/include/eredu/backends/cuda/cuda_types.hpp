@@ -89,6 +89,9 @@ struct CudaWeight {
   }
 };
 
+// A session's decode step captured as a CUDA graph (src/backend/decode_graph.hpp).
+class DecodeGraph;
+
 // One session's KV cache in device memory: per layer one K and one V buffer of
 // [capacity][kv_heads][head_dim] elements (F16 or F32), position-major like the CPU backend's.
 // One length for all layers; rows past it are overwritten by later writes.
@@ -97,6 +100,10 @@ struct CudaKvCacheStorage {
   std::vector<DeviceBufferPtr> values;
   DType dtype = DType::kF16;
   std::size_t length = 0;
+  // The session's captured decode step, replayed while the pass's signature holds; a capture
+  // that failed once is not retried for this cache (eager passes then).
+  std::shared_ptr<DecodeGraph> graph;
+  bool graph_failed = false;
 };
 
 struct CudaKvCache {
