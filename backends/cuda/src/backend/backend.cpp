@@ -41,12 +41,16 @@ Result<int> select_device(const CudaBackendOptions& options) {
 
 Result<CudaBackend> CudaBackend::create(const CudaBackendOptions& options) {
   EREDU_TRY(int index, select_device(options));
-  EREDU_TRY(std::shared_ptr<CudaStream> stream, CudaStream::create(index));
+  EREDU_TRY(std::shared_ptr<CudaStream> stream, CudaStream::create(index, options.decode_graphs));
   return CudaBackend(std::move(stream));
 }
 
 int CudaBackend::device_index() const noexcept {
   return stream_->device();
+}
+
+DecodeGraphStats CudaBackend::decode_graph_stats() const noexcept {
+  return stream_->graph_stats();
 }
 
 Result<CudaCompletion> CudaBackend::flush() const {

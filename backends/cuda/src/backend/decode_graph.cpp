@@ -61,6 +61,7 @@ Result<void> CudaBackend::begin_capture(kv_cache& cache) const {
       e != cudaSuccess) {
     cache.storage->graph.reset();
     cache.storage->graph_failed = true;
+    ++stream_->graph_stats().failed_captures;
     log::warn("cuda: decode steps run without graphs: {}",
               cuda_error("cudaStreamBeginCapture", e).what());
     return ok();  // end_capture sees no capture and falls back
@@ -108,12 +109,14 @@ Result<bool> CudaBackend::end_capture(Result<tensor>&& captured, kv_cache& cache
     (void)cudaGetLastError();  // a capture error is not the next call's
     cache.storage->graph.reset();
     cache.storage->graph_failed = true;
+    ++stream_->graph_stats().failed_captures;
     log::warn("cuda: decode steps of this session run without graphs: {}",
               failure.empty() ? std::string("no graph was captured") : failure);
     return false;
   }
   graph.exec = exec;
   graph.signature = signature;
+  ++stream_->graph_stats().captures;
   return true;
 }
 
@@ -147,6 +150,7 @@ Result<Submission<CudaTensor, CudaCompletion>> CudaBackend::replay_decode(
     abandon_forward(cache, first_position);
     return fail(launched.error());
   }
+  ++stream_->graph_stats().replays;
   // The step wrote this position's keys and values.
   cache.storage->length = std::max<std::size_t>(cache.storage->length, first_position + 1);
   return launched;

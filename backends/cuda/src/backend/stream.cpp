@@ -32,7 +32,7 @@ Result<void> check_launch(const char* kernel) {
   return ok();
 }
 
-Result<std::shared_ptr<CudaStream>> CudaStream::create(int device) {
+Result<std::shared_ptr<CudaStream>> CudaStream::create(int device, bool decode_graphs) {
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
     return fail(cuda_error("cudaSetDevice(" + std::to_string(device) + ")", e));
   }
@@ -53,7 +53,7 @@ Result<std::shared_ptr<CudaStream>> CudaStream::create(int device) {
   }
   try {
     const char* graphs = std::getenv("EREDU_CUDA_GRAPHS");
-    const bool use_graphs = graphs == nullptr || std::string_view(graphs) != "0";
+    const bool use_graphs = decode_graphs && (graphs == nullptr || std::string_view(graphs) != "0");
     return std::shared_ptr<CudaStream>(new CudaStream(device, stream, use_graphs));
   } catch (const std::bad_alloc&) {
     (void)cudaStreamDestroy(stream);

@@ -51,7 +51,7 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
  public:
   // Makes `device` current, creates a non-blocking stream and raises the device pool's release
   // threshold so that freed blocks stay pooled.
-  [[nodiscard]] static Result<std::shared_ptr<CudaStream>> create(int device);
+  [[nodiscard]] static Result<std::shared_ptr<CudaStream>> create(int device, bool decode_graphs);
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
   // Waits for the stream's work, then destroys it.
@@ -84,6 +84,7 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
   [[nodiscard]] ForwardState& forward() noexcept { return forward_; }
   // Whether decode steps run as CUDA graphs (EREDU_CUDA_GRAPHS=0 turns them off).
   [[nodiscard]] bool graphs_enabled() const noexcept { return graphs_enabled_; }
+  [[nodiscard]] DecodeGraphStats& graph_stats() noexcept { return graph_stats_; }
 
  private:
   CudaStream(int device, cudaStream_t stream, bool graphs) noexcept
@@ -94,6 +95,7 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
   std::vector<PinnedBufferPtr> pinned_;
   ForwardState forward_;
   bool graphs_enabled_ = true;
+  DecodeGraphStats graph_stats_;
 };
 
 // The launch status after a kernel launch (cudaGetLastError), as an error naming `kernel`.

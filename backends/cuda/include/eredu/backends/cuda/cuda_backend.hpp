@@ -95,6 +95,8 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
 
   // The CUDA device ordinal the backend runs on.
   [[nodiscard]] int device_index() const noexcept;
+  // Decode steps captured and replayed so far by this backend's sessions.
+  [[nodiscard]] DecodeGraphStats decode_graph_stats() const noexcept;
   // The device index, the stream, its pool (complete in the backend's sources only).
   [[nodiscard]] CudaStream& stream() const noexcept { return *stream_; }
   [[nodiscard]] const std::shared_ptr<CudaStream>& stream_ptr() const noexcept { return stream_; }

@@ -148,6 +148,16 @@ class CudaReadyCompletion {
 struct CudaBackendOptions {
   // Empty: device 0; all digits: that index; otherwise the first device whose name contains it.
   std::string device;
+  // Decode steps as captured CUDA graphs (cuda_backend.hpp); the environment variable
+  // EREDU_CUDA_GRAPHS=0 turns them off whatever this says.
+  bool decode_graphs = true;
+};
+
+// How often decode steps were captured into a graph and replayed (tests, benchmarks).
+struct DecodeGraphStats {
+  std::uint64_t captures = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t failed_captures = 0;
 };
 
 }  // namespace eredu::cuda
