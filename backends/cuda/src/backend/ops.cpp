@@ -201,6 +201,12 @@ Result<CudaTensor> CudaBackend::linear(const tensor& x, const weight& w) const {
   }
   if (args.n_tokens <= kernels::kMatvecMaxTokens) {
     EREDU_TRY_VOID(kernels::matvec(args, x.data(), nullptr, y.data(), stream_->handle()));
+  } else if (w.dtype == DType::kF16) {
+    // Tensor cores through cuBLAS; the F16 copy of the activations lives until this returns.
+    EREDU_TRY(cublasHandle_t blas, stream_->cublas());
+    EREDU_TRY(DeviceBufferPtr x16, stream_->allocate(x.rows * x.cols * 2));
+    EREDU_TRY_VOID(
+        kernels::matmul_f16_cublas(blas, args, x.data(), x16->data(), y.data(), stream_->handle()));
   } else {
     EREDU_TRY_VOID(kernels::matmul(args, x.data(), y.data(), stream_->handle()));
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "../cublas_error.hpp"
 #include "../cuda_error.hpp"
 
 namespace eredu::cuda {
@@ -64,6 +65,7 @@ Result<std::shared_ptr<CudaStream>> CudaStream::create(int device, bool decode_g
 CudaStream::~CudaStream() {
   (void)cudaSetDevice(device_);
   (void)cudaStreamSynchronize(stream_);
+  if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
   (void)cudaStreamDestroy(stream_);
   (void)cudaGetLastError();  // nothing to report from a destructor; do not leak it to the next call
 }
@@ -75,6 +77,21 @@ Result<void> CudaStream::enter() const {
     return fail(cuda_error("cudaSetDevice(" + std::to_string(device_) + ")", e));
   }
   return ok();
+}
+
+Result<cublasHandle_t> CudaStream::cublas() {
+  if (cublas_ != nullptr) return cublas_;
+  EREDU_TRY_VOID(enter());
+  cublasHandle_t handle = nullptr;
+  if (cublasStatus_t s = cublasCreate(&handle); s != CUBLAS_STATUS_SUCCESS) {
+    return fail(cublas_error("cublasCreate", s));
+  }
+  if (cublasStatus_t s = cublasSetStream(handle, stream_); s != CUBLAS_STATUS_SUCCESS) {
+    (void)cublasDestroy(handle);
+    return fail(cublas_error("cublasSetStream", s));
+  }
+  cublas_ = handle;
+  return cublas_;
 }
 
 Result<DeviceBufferPtr> CudaStream::allocate(std::size_t bytes) {

@@ -4,6 +4,7 @@
 // for the next request of the process), a cache of pinned host buffers for the logits and the
 // events that mark completions. Private to the backend: it names CUDA types.
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -77,6 +78,9 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
   [[nodiscard]] Result<void> copy(void* device_dst, const void* device_src, std::size_t bytes);
   [[nodiscard]] Result<void> synchronize();
 
+  // The stream's cuBLAS handle, created on first use (prefill products of F16 weights).
+  [[nodiscard]] Result<cublasHandle_t> cublas();
+
   // Returns `data` to the pool in stream order (DeviceBuffer's destructor).
   void release(void* data) noexcept;
 
@@ -94,6 +98,7 @@ class CudaStream : public std::enable_shared_from_this<CudaStream> {
   std::mutex pinned_mutex_;
   std::vector<PinnedBufferPtr> pinned_;
   ForwardState forward_;
+  cublasHandle_t cublas_ = nullptr;
   bool graphs_enabled_ = true;
   DecodeGraphStats graph_stats_;
 };

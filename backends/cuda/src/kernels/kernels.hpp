@@ -5,6 +5,7 @@
 // eredu::Error. Shapes are checked by the operators (src/backend/ops.cpp) before they get here;
 // a launcher checks only what its kernel assumes beyond them (alignment, block multiples).
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -118,5 +119,12 @@ inline constexpr std::uint32_t kMatvecMaxTokens = 8;
 // matmul.cu, prefill: 64 x 64 output tiles, weights decoded to floats in shared memory.
 [[nodiscard]] Result<void> matmul(const LinearArgs& args, const float* x, float* y,
                                   cudaStream_t stream);
+
+// matmul_cublas.cu, prefill with F16 weights: the activations are rounded to F16 into `x16`
+// (n_tokens * cols halves; round to nearest even) and multiplied by cuBLAS (cublasGemmEx, F16
+// inputs, F32 accumulation and output) on the tensor cores -- llama.cpp's CUDA path does the same.
+[[nodiscard]] Result<void> matmul_f16_cublas(cublasHandle_t handle, const LinearArgs& args,
+                                             const float* x, void* x16, float* y,
+                                             cudaStream_t stream);
 
 }  // namespace eredu::cuda::kernels
