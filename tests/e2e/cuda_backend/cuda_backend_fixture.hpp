@@ -36,14 +36,15 @@ inline const std::string& cuda_unavailable() {
   return reason;
 }
 
-// A new backend (its own stream) on the default device.
-inline Result<cuda::CudaBackend> test_cuda_backend() {
-  return cuda::CudaBackend::create(cuda::CudaBackendOptions{});
+// A new backend (its own stream) on the device `options` selects (the default device: 0).
+inline Result<cuda::CudaBackend> test_cuda_backend(const cuda::CudaBackendOptions& options = {}) {
+  return cuda::CudaBackend::create(options);
 }
 
 inline Result<runtime::ModelRuntime<cuda::CudaBackend>> load_on_cuda(
-    const std::filesystem::path& model, cuda::CudaLoadOptions options = {}) {
-  auto backend = test_cuda_backend();
+    const std::filesystem::path& model, cuda::CudaLoadOptions options = {},
+    const cuda::CudaBackendOptions& backend_options = {}) {
+  auto backend = test_cuda_backend(backend_options);
   if (!backend.has_value()) return fail(std::move(backend).error());
   return runtime::load_model(std::move(*backend), model, options);
 }
@@ -81,11 +82,11 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
 }  // namespace eredu::testing
 
 // Skips the test with CudaBackend::create's reason ("no CUDA device: ...") without a usable GPU.
-#define EREDU_REQUIRE_CUDA()                                                                \
-  do {                                                                                      \
-    if (!::eredu::testing::cuda_unavailable().empty()) {                                    \
-      GTEST_SKIP() << ::eredu::testing::cuda_unavailable();                                 \
-    }                                                                                       \
+#define EREDU_REQUIRE_CUDA()                                \
+  do {                                                      \
+    if (!::eredu::testing::cuda_unavailable().empty()) {    \
+      GTEST_SKIP() << ::eredu::testing::cuda_unavailable(); \
+    }                                                       \
   } while (false)
 
 #endif  // EREDU_HAVE_CUDA_BACKEND

@@ -19,8 +19,10 @@
 //     vectors become F32); finish_materialization waits for the upload;
 //   - a session's prefill/decode enqueues the forward pass, the copy of the logits into pinned host
 //     memory and an event; its CudaCompletion waits for that event only;
-//   - the KV cache lives in device memory per session (F16 by default, F32 option), written by a
-//     kernel inside the forward pass; checkpoint() / truncate(p) as on the CPU.
+//   - the KV cache lives in device memory per session (F16 or F32 as the load options say; the
+//     planner, and so eredu-run, picks F16), written by a kernel inside the forward pass;
+//     checkpoint() / truncate(p) as on the CPU;
+//   - decode steps run as captured CUDA graphs (submit_forward below).
 // One backend instance (and its sessions) is used from one thread at a time.
 //
 // Use:
