@@ -33,6 +33,11 @@ Result<CudaTensor> make_tensor(CudaStream& stream, std::size_t rows, std::size_t
   t.rows = rows;
   t.cols = cols;
   t.buffer = std::move(buffer);
+  try {
+    t.quantized = std::make_shared<DeviceBufferPtr>();
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "cuda: out of host memory for a tensor handle");
+  }
   return t;
 }
 
@@ -189,14 +194,20 @@ Result<CudaTensor> CudaBackend::linear(const tensor& x, const weight& w) const {
   if (args.rows == 0 || args.n_tokens == 0) return y;
   EREDU_TRY_VOID(stream_->enter());
   if (kernels::uses_quantized_activations(w.dtype)) {
-    // The activation's q8_1 blocks live until this function returns; the pool frees them in
-    // stream order, after the product that reads them.
-    const std::size_t blocks = static_cast<std::size_t>(args.n_tokens) * (args.cols / dot::kQK8_1);
-    EREDU_TRY(DeviceBufferPtr act, stream_->allocate(blocks * sizeof(dot::BlockQ8_1)));
-    auto* q = static_cast<dot::BlockQ8_1*>(act->data());
-    EREDU_TRY_VOID(
-        kernels::quantize_q8_1(x.data(), q, args.n_tokens, args.cols, stream_->handle()));
-    EREDU_TRY_VOID(kernels::matvec(args, nullptr, q, y.data(), stream_->handle()));
+    // The activation's q8_1 blocks: made once per activation (see CudaTensor::quantized), freed in
+    // stream order with the tensor, after every product that reads them.
+    DeviceBufferPtr blocks = x.quantized != nullptr ? *x.quantized : nullptr;
+    if (blocks == nullptr) {
+      const std::size_t n_blocks =
+          static_cast<std::size_t>(args.n_tokens) * (args.cols / dot::kQK8_1);
+      EREDU_TRY(blocks, stream_->allocate(n_blocks * sizeof(dot::BlockQ8_1)));
+      EREDU_TRY_VOID(kernels::quantize_q8_1(x.data(), static_cast<dot::BlockQ8_1*>(blocks->data()),
+                                            args.n_tokens, args.cols, stream_->handle()));
+      if (x.quantized != nullptr) *x.quantized = blocks;
+    }
+    EREDU_TRY_VOID(kernels::matvec(args, nullptr,
+                                   static_cast<const dot::BlockQ8_1*>(blocks->data()), y.data(),
+                                   stream_->handle()));
     return y;
   }
   if (args.n_tokens <= kernels::kMatvecMaxTokens) {

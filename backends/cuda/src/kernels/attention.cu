@@ -118,11 +118,14 @@ __global__ void attention_merge_kernel(const float* scratch, float* out, Attenti
   }
 }
 
-__global__ void kv_store_kernel(const float* src, void* dst, bool f16, std::uint64_t row,
-                                std::uint64_t first, const std::uint32_t* device_position,
-                                std::uint64_t n) {
+// blockIdx.y 0 stores the keys, 1 the values (one launch for both).
+__global__ void kv_store_kernel(const float* k, const float* v, void* keys, void* values, bool f16,
+                                std::uint64_t row, std::uint64_t first,
+                                const std::uint32_t* device_position, std::uint64_t n) {
   const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  const float* src = blockIdx.y == 0 ? k : v;
+  void* dst = blockIdx.y == 0 ? keys : values;
   const std::uint64_t offset = (device_position != nullptr ? *device_position : first) * row;
   if (f16) {
     static_cast<std::uint16_t*>(dst)[offset + i] = decode::f32_to_f16(src[i]);
@@ -164,10 +167,8 @@ Result<void> kv_store(const float* k, const float* v, void* keys, void* values, 
   if (count == 0) return ok();
   constexpr unsigned kThreads = 256;
   const unsigned grid = static_cast<unsigned>((count + kThreads - 1) / kThreads);
-  kv_store_kernel<<<grid, kThreads, 0, stream>>>(k, keys, f16, row, first, device_position, count);
-  EREDU_TRY_VOID(check_launch("kv store"));
-  kv_store_kernel<<<grid, kThreads, 0, stream>>>(v, values, f16, row, first, device_position,
-                                                 count);
+  kv_store_kernel<<<dim3(grid, 2), kThreads, 0, stream>>>(k, v, keys, values, f16, row, first,
+                                                          device_position, count);
   return check_launch("kv store");
 }
 

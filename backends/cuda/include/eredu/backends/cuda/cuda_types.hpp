@@ -59,6 +59,10 @@ struct CudaTensor {
   DeviceBufferPtr buffer;
   PinnedBufferPtr host;  // session outputs: the logits, copied by the same forward pass
   StreamEventPtr ready;  // session outputs: recorded after that copy
+  // Its q8_1 blocks, made by the first product with quantized weights and reused by the next
+  // ones that read the same activation (Q, K and V; gate and up). Shared by the tensor's copies;
+  // tensors are never written after their kernel, so the blocks stay valid.
+  std::shared_ptr<DeviceBufferPtr> quantized;
 
   [[nodiscard]] float* data() const noexcept {
     return buffer == nullptr ? nullptr : static_cast<float*>(buffer->data());
