@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # The CUDA backend's check on a machine with one NVIDIA GPU, from a clean tree:
-#   1. configures a fresh Release build with the CUDA backend on (Vulkan and examples off);
-#   2. builds the CUDA tests and eredu-cuda-probe on all cores;
+#   1. configures a fresh Release build with the CUDA backend, examples and benchmarks on (Vulkan
+#      off);
+#   2. builds only what the check runs, on all cores: the CUDA tests (eredu_test_cuda,
+#      eredu_test_cuda_backend with the eredu-run it compares against), eredu-cuda-probe,
+#      eredu-synth and eredu-bench;
 #   3. runs ctest -L cuda --output-on-failure;
-#   4. runs eredu-cuda-probe (device-to-device copy bandwidth, dequantize throughput per encoding)
-#      and prints its table.
+#   4. runs eredu-cuda-probe (device-to-device copy bandwidth, dequantize throughput per encoding,
+#      cuBLAS F16 GEMM throughput at the llama1b linear shapes for 512 tokens) and prints its tables;
+#   5. writes a synthetic 1B-shape Llama (eredu-synth --preset llama1b) at F16, Q8_0, Q4_0 and Q4_K
+#      into BUILD/gpu-check-models (kept: a rerun reuses them);
+#   6. runs eredu-bench --backend cuda -p 512 -n 128 on the four files (-o csv);
+#   7. prints one summary table (bench/gpu-summary.sh): per file tg128 t/s, GB/s of weights read and
+#      % of the copy bandwidth, pp512 t/s, prefill GFLOP/s and % of cuBLAS's, then the issue's
+#      targets (decode >= 80% of copy bandwidth for F16, >= 65% for Q4_0; prefill >= 50% of
+#      cuBLAS for F16) and whether each is met. A missed target does not fail the script.
 # Without a usable GPU the probe prints "no CUDA device: ..."; the script says so and stops there.
-# Exit status: 0 all done, 1 configure/build/test/probe failure, 2 no CUDA device (tests passed).
+# Exit status: 0 all done (targets met or not), 1 configure/build/test/probe/model/benchmark
+# failure, 2 no CUDA device (tests passed).
 #
 # Environment: EREDU_CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default 90), EREDU_GPU_CHECK_BUILD
 # (build directory, default build-gpu-check), EREDU_GPU_CHECK_JOBS (build jobs, default nproc),
-# OUT (logs go to $OUT/gpu-check, else BUILD/gpu-check-logs), EREDU_SHARED_DIR (the quant-zoo
-# tests' data, default ../shared; they skip without it), EREDU_PROBE_COPY_MIB / EREDU_PROBE_RUNS
-# (see bench/cuda-probe).
-# On an H200 (16 cores) the whole run takes a few minutes, nearly all of it the build.
+# EREDU_GPU_CHECK_REPS (eredu-bench -r, default 2), OUT (logs go to $OUT/gpu-check, else
+# BUILD/gpu-check-logs), EREDU_SHARED_DIR (the quant-zoo tests' data, default ../shared; they skip
+# without it), EREDU_PROBE_COPY_MIB / EREDU_PROBE_RUNS (see bench/cuda-probe).
+# Meant to finish in under 5 minutes on an H200 machine (16 cores); it prints each step's start
+# time and the total, and says so when the total is over 5 minutes.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${EREDU_GPU_CHECK_BUILD:-$root/build-gpu-check}
@@ -21,6 +33,9 @@ archs=${EREDU_CUDA_ARCHS:-90}
 if [[ -n "${OUT:-}" ]]; then logs=$OUT/gpu-check; else logs=$build/gpu-check-logs; fi
 mkdir -p "$logs"
 jobs=${EREDU_GPU_CHECK_JOBS:-$(nproc)}
+reps=${EREDU_GPU_CHECK_REPS:-2}
+models=$build/gpu-check-models
+types=(F16 Q8_0 Q4_0 Q4_K)
 generator=()
 if command -v ninja > /dev/null; then generator=(-G Ninja); fi
 
@@ -40,9 +55,10 @@ start=$SECONDS
 step "configure: Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$archs, $build"
 logged configure cmake --fresh -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DEREDU_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEREDU_WITH_VULKAN=OFF \
-  -DEREDU_BUILD_TESTS=ON -DEREDU_BUILD_EXAMPLES=OFF -DEREDU_BUILD_BENCH=OFF
-step "build: eredu_test_cuda eredu-cuda-probe (-j$jobs)"
-logged build cmake --build "$build" --parallel "$jobs" --target eredu_test_cuda eredu-cuda-probe
+  -DEREDU_BUILD_TESTS=ON -DEREDU_BUILD_EXAMPLES=ON -DEREDU_BUILD_BENCH=ON
+targets=(eredu_test_cuda eredu_test_cuda_backend eredu-cuda-probe eredu-synth eredu-bench)
+step "build: ${targets[*]} (-j$jobs)"
+logged build cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
 
 step "ctest -L cuda"
 # The full listing goes to the log; the console gets the summary (and the failures' output).
@@ -69,4 +85,100 @@ elif [[ $probe_status -ne 0 ]]; then
   echo "gpu-check: eredu-cuda-probe failed with status $probe_status (log: $logs/probe.log)"
   exit 1
 fi
-step "done in $((SECONDS - start)) s; logs in $logs"
+
+# compute-sanitizer on the end-to-end session and decode-graph tests (stories260K: prompt, decode
+# steps eager and replayed): memcheck (out-of-bounds and misaligned accesses, leaks of device
+# memory) and racecheck (shared-memory hazards). After the probe found a device; a report fails
+# the check.
+sanitizer=$(command -v compute-sanitizer || true)
+if [[ -z $sanitizer && -x /usr/local/cuda/bin/compute-sanitizer ]]; then
+  sanitizer=/usr/local/cuda/bin/compute-sanitizer
+fi
+sanitized_tests='CudaSession.PrefillAndDecode*:CudaDecodeGraph.ReplayedDecodeSteps*'
+if [[ -z $sanitizer ]]; then
+  echo "gpu-check: compute-sanitizer not found; memcheck and racecheck skipped"
+else
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer --tool $tool ($sanitized_tests)"
+    if ! timeout 600 "$sanitizer" --tool "$tool" --error-exitcode 9 \
+      "$build/bin/eredu_test_cuda_backend" --gtest_filter="$sanitized_tests" \
+      > "$logs/sanitizer-$tool.log" 2>&1; then
+      tail -n 40 "$logs/sanitizer-$tool.log"
+      echo "gpu-check: compute-sanitizer --tool $tool reported errors (log: $logs/sanitizer-$tool.log)"
+      exit 1
+    fi
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs/sanitizer-$tool.log" || true
+  done
+fi
+
+step "models: eredu-synth --preset llama1b --type ${types[*]} in $models"
+mkdir -p "$models"
+files=()
+for type in "${types[@]}"; do
+  file=$models/llama1b-$type.gguf
+  files+=("$file")
+  if [[ -s $file ]]; then
+    echo "$file: there already (written by an earlier run; the output depends only on the options)"
+    continue
+  fi
+  # Written under a temporary name and renamed, so an interrupted run leaves no partial file.
+  logged "synth-$type" timeout 300 "$build/bin/eredu-synth" --preset llama1b --type "$type" \
+    -o "$file.partial" -q
+  mv "$file.partial" "$file"
+done
+ls -l "${files[@]}"
+
+step "eredu-bench --backend cuda -p 512 -n 128 -r $reps, one run per file"
+# One run per file, so that one file's failure still leaves the others' rows in the table (the
+# script then exits 1 after printing it). The rows go to bench.csv under one header.
+bench_failed=()
+: > "$logs/bench.csv"
+for i in "${!types[@]}"; do
+  type=${types[$i]}
+  bench_cmd=("$build/bin/eredu-bench" --backend cuda -m "${files[$i]}" -p 512 -n 128 -r "$reps"
+    -o csv -q)
+  if ! timeout 300 "${bench_cmd[@]}" > "$logs/bench-$type.csv" 2> "$logs/bench-$type.log"; then
+    tail -n 20 "$logs/bench-$type.log"
+    echo "gpu-check: ${bench_cmd[*]} failed (log: $logs/bench-$type.log)"
+    bench_failed+=("$type")
+    continue
+  fi
+  if [[ ! -s $logs/bench.csv ]]; then head -n 1 "$logs/bench-$type.csv" > "$logs/bench.csv"; fi
+  tail -n +2 "$logs/bench-$type.csv" >> "$logs/bench.csv"
+done
+if [[ ! -s $logs/bench.csv ]]; then
+  echo "gpu-check: eredu-bench failed on every file; no table"
+  exit 1
+fi
+cat "$logs/bench.csv"
+
+step "summary"
+if ! bash "$root/bench/gpu-summary.sh" "$logs/probe.log" "$logs/bench.csv" > "$logs/summary.md" \
+  2> "$logs/summary.log"; then
+  cat "$logs/summary.log"
+  echo "gpu-check: the summary table could not be made (inputs: $logs/probe.log, $logs/bench.csv)"
+  exit 1
+fi
+echo
+cat "$logs/summary.md"
+echo
+# The same decode without CUDA graphs (EREDU_CUDA_GRAPHS=0), to show what the graphs are worth.
+step "eager decode (EREDU_CUDA_GRAPHS=0): eredu-bench -p 0 -n 128"
+for i in "${!types[@]}"; do
+  if EREDU_CUDA_GRAPHS=0 timeout 120 "$build/bin/eredu-bench" --backend cuda -m "${files[$i]}" \
+    -p 0 -n 128 -r "$reps" -o csv -q > "$logs/eager-${types[$i]}.csv" 2>&1; then
+    awk -F, -v t="${types[$i]}" 'NR > 1 { printf "%s eager tg128: %s t/s\n", t, $12 }' \
+      "$logs/eager-${types[$i]}.csv"
+  else
+    echo "${types[$i]} eager decode failed (log: $logs/eager-${types[$i]}.csv)"
+  fi
+done
+if ((${#bench_failed[@]} > 0)); then
+  echo "gpu-check: eredu-bench failed on ${bench_failed[*]} (their rows are missing above)"
+  exit 1
+fi
+elapsed=$((SECONDS - start))
+if ((elapsed > 300)); then
+  echo "gpu-check: took $elapsed s, over the 5-minute goal (the step times above say where it went)"
+fi
+step "done in $elapsed s; logs in $logs (summary: $logs/summary.md)"

@@ -1,18 +1,36 @@
-// eredu-cuda-probe: what one CUDA device does with memory, for bench/gpu-check.sh.
+// eredu-cuda-probe: what one CUDA device does with memory and dense F16 products, for
+// bench/gpu-check.sh.
 //   - device-to-device copy bandwidth: cudaMemcpyAsync of a ~1 GiB buffer timed with events,
 //     best of several runs (the ceiling every memory-bound kernel is measured against);
 //   - the dequantize kernel (backends/cuda/src/dequantize.cu) per encoding: 2^28 elements
 //     (1 GiB of float32 out), best of several runs, as GB/s of packed bytes read, of bytes written,
-//     and of both (the number to compare with the copy's read + write traffic).
-// Prints one table. Without a usable device it prints "no CUDA device: ..." (the CUDA error's
-// name and description) and exits 2; any other CUDA failure exits 1 with the translated error.
-// Environment: EREDU_PROBE_COPY_MIB (copy buffer, default 1024), EREDU_PROBE_RUNS (default 10).
+//     and of both (the number to compare with the copy's read + write traffic);
+//   - cuBLAS's dense GEMM throughput at the linear shapes of a 1B Llama (eredu-synth --preset
+//     llama1b: hidden 2048, 16 layers, 32 heads, 8 KV heads, head size 64, ffn 8192, vocab 32000)
+//     for a batch of N = 512 tokens: per layer Q 2048x2048, K 512x2048, V 512x2048, O 2048x2048,
+//     gate 8192x2048, up 8192x2048, down 2048x8192 (out x in), 16 layers with their own weights,
+//     then the output head 32000x2048. cublasGemmEx with F16 weights and activations, F32 output,
+//     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT; Y[N, out] = X[N, in] W[out, in]^T, the weights
+//     row-major as GGUF stores them. The whole sequence of 113 products is timed with events, best
+//     of several runs, as GFLOP/s (2 x out x in x N per product); each shape alone as well.
+// Prints two tables, then machine-readable lines "metric NAME VALUE" for the script:
+//   metric d2d_copy_bytes B             the copy's buffer
+//   metric d2d_copy_gb_per_s X          read + write traffic: 2 x B / best time
+//   metric d2d_copy_read_gb_per_s X     B / best time
+//   metric cublas_gemm_tokens N
+//   metric cublas_gemm_gflop_per_s X    all 113 products' flops / their best total time
+// Without a usable device it prints "no CUDA device: ..." (the CUDA error's name and description)
+// and exits 2; any other CUDA or cuBLAS failure exits 1 with the error named.
+// Environment: EREDU_PROBE_COPY_MIB (copy buffer, default 1024), EREDU_PROBE_RUNS (default 10),
+// EREDU_PROBE_GEMM_TOKENS (N, default 512).
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <string>
 #include <string_view>
@@ -34,6 +52,41 @@ using eredu::DType;
 
 void check(cudaError_t error, std::string_view operation) {
   if (error != cudaSuccess) fail(operation, error);
+}
+
+// The status's enumerator name (no cublasGetStatusName: it needs cuBLAS 11.4.2 or later).
+const char* cublas_status_name(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "unknown cuBLAS status";
+}
+
+void check(cublasStatus_t status, std::string_view operation) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "eredu-cuda-probe: %.*s failed: %s (%d)\n",
+               static_cast<int>(operation.size()), operation.data(), cublas_status_name(status),
+               static_cast<int>(status));
+  std::exit(1);
 }
 
 std::uint64_t env_or(const char* name, std::uint64_t fallback) {
@@ -87,6 +140,44 @@ float best_ms(cudaStream_t stream, int runs, Work&& work) {
 
 double gb_per_s(double bytes, float ms) {
   return bytes / 1e9 / (static_cast<double>(ms) / 1e3);
+}
+
+// One linear layer shape of the llama1b preset: `count` products of [out, in] weights (one per
+// layer, each with its own weights) with a batch of N activations.
+constexpr int kLayers = 16;
+struct GemmShape {
+  const char* name;
+  int out;
+  int in;
+  int count;
+};
+constexpr GemmShape kLlama1bShapes[] = {
+    {"attn_q", 2048, 2048, 16},      {"attn_k", 512, 2048, 16},    {"attn_v", 512, 2048, 16},
+    {"attn_output", 2048, 2048, 16}, {"ffn_gate", 8192, 2048, 16}, {"ffn_up", 8192, 2048, 16},
+    {"ffn_down", 2048, 8192, 16},    {"output", 32000, 2048, 1}};
+
+// `count` random F16 bit patterns of magnitude in [2^-5, 1) and either sign (no NaN, Inf or
+// denormal: the products run at their ordinary speed).
+std::vector<std::uint16_t> random_halves(std::size_t count, std::uint32_t seed) {
+  std::vector<std::uint16_t> halves(count);
+  std::mt19937 rng(seed);
+  for (auto& h : halves) {
+    const std::uint32_t r = rng();
+    const std::uint32_t exponent = 10 + (r >> 16) % 5;  // biased: 2^-5 .. 2^-1
+    h = static_cast<std::uint16_t>((r & 0x8000u) | (exponent << 10) | (r & 0x3FFu));
+  }
+  return halves;
+}
+
+// Fills `bytes` of device memory at `dst` with copies of `pattern`.
+void fill_from(void* dst, std::uint64_t bytes, const std::vector<std::uint16_t>& pattern) {
+  const std::uint64_t chunk = pattern.size() * sizeof(std::uint16_t);
+  for (std::uint64_t offset = 0; offset < bytes; offset += chunk) {
+    const std::uint64_t n = std::min(chunk, bytes - offset);
+    check(cudaMemcpy(static_cast<std::uint8_t*>(dst) + offset, pattern.data(), n,
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy (fill)");
+  }
 }
 
 constexpr DType kEncodings[] = {DType::kF16,    DType::kBF16,  DType::kQ8_0, DType::kQ4_0,
@@ -181,6 +272,89 @@ int main() {
     });
     rows.push_back({dtype, packed_bytes, ms});
   }
+
+  // cuBLAS GEMM at the llama1b shapes: every weight of every layer in one buffer (2 GiB in F16),
+  // one activation buffer [N, 8192] and one output buffer [N, 32000] shared by all products.
+  const int tokens =
+      static_cast<int>(std::max<std::uint64_t>(1, env_or("EREDU_PROBE_GEMM_TOKENS", 512)));
+  std::uint64_t weight_elements = 0;
+  std::uint64_t max_in = 0;
+  std::uint64_t max_out = 0;
+  for (const GemmShape& shape : kLlama1bShapes) {
+    weight_elements += static_cast<std::uint64_t>(shape.out) * shape.in * shape.count;
+    max_in = std::max<std::uint64_t>(max_in, shape.in);
+    max_out = std::max<std::uint64_t>(max_out, shape.out);
+  }
+  DeviceBuffer weights(weight_elements * sizeof(std::uint16_t));
+  DeviceBuffer activations(max_in * tokens * sizeof(std::uint16_t));
+  DeviceBuffer products(max_out * tokens * sizeof(float));
+  {
+    const std::vector<std::uint16_t> pattern = random_halves(std::size_t{16} << 20, 2);
+    fill_from(weights.ptr, weight_elements * sizeof(std::uint16_t), pattern);
+    fill_from(activations.ptr, max_in * tokens * sizeof(std::uint16_t), pattern);
+  }
+  cublasHandle_t cublas = nullptr;
+  check(cublasCreate(&cublas), "cublasCreate");
+  check(cublasSetStream(cublas, stream), "cublasSetStream");
+  const float alpha = 1.0F;
+  const float beta = 0.0F;
+  // Y[N, out] = X[N, in] W[out, in]^T. Column-major, cuBLAS sees W as in x out (op T, lda = in),
+  // X as in x N (op N, ldb = in) and Y as out x N (ldc = out).
+  auto gemm = [&](const GemmShape& shape, const std::uint16_t* w) {
+    check(
+        cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, shape.out, tokens, shape.in, &alpha, w,
+                     CUDA_R_16F, shape.in, activations.ptr, CUDA_R_16F, shape.in, &beta,
+                     products.ptr, CUDA_R_32F, shape.out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+  };
+  // Each shape's products with their own weights, in the order they lie in `weights`.
+  auto run_shape = [&](std::size_t index) {
+    const auto* base = static_cast<const std::uint16_t*>(weights.ptr);
+    for (std::size_t s = 0; s < index; ++s) {
+      const GemmShape& before = kLlama1bShapes[s];
+      base += static_cast<std::uint64_t>(before.out) * before.in * before.count;
+    }
+    const GemmShape& shape = kLlama1bShapes[index];
+    for (int i = 0; i < shape.count; ++i)
+      gemm(shape, base + static_cast<std::uint64_t>(shape.out) * shape.in * i);
+  };
+  struct GemmRow {
+    std::string name;
+    double flops;
+    float ms;
+  };
+  std::vector<GemmRow> gemm_rows;
+  double total_flops = 0.0;
+  for (std::size_t i = 0; i < std::size(kLlama1bShapes); ++i) {
+    const GemmShape& shape = kLlama1bShapes[i];
+    const double flops = 2.0 * shape.out * shape.in * static_cast<double>(tokens) * shape.count;
+    total_flops += flops;
+    gemm_rows.push_back({std::string(shape.name) + " " + std::to_string(shape.out) + "x" +
+                             std::to_string(shape.in) + " x" + std::to_string(shape.count),
+                         flops, best_ms(stream, runs, [&] { run_shape(i); })});
+  }
+  // The layers in model order (Q, K, V, O, gate, up, down of layer 0, then layer 1, ...), then
+  // the output head: what a prefill's products would be, back to back.
+  const float all_ms = best_ms(stream, runs, [&] {
+    std::vector<const std::uint16_t*> next(std::size(kLlama1bShapes));
+    const auto* base = static_cast<const std::uint16_t*>(weights.ptr);
+    for (std::size_t s = 0; s < std::size(kLlama1bShapes); ++s) {
+      next[s] = base;
+      const GemmShape& shape = kLlama1bShapes[s];
+      base += static_cast<std::uint64_t>(shape.out) * shape.in * shape.count;
+    }
+    for (int layer = 0; layer < kLayers; ++layer) {
+      for (std::size_t s = 0; s < std::size(kLlama1bShapes); ++s) {
+        const GemmShape& shape = kLlama1bShapes[s];
+        if (shape.count != kLayers) continue;
+        gemm(shape, next[s] + static_cast<std::uint64_t>(shape.out) * shape.in * layer);
+      }
+    }
+    for (std::size_t s = 0; s < std::size(kLlama1bShapes); ++s) {
+      if (kLlama1bShapes[s].count == 1) gemm(kLlama1bShapes[s], next[s]);
+    }
+  });
+  check(cublasDestroy(cublas), "cublasDestroy");
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 
   std::printf("\n%-22s %10s %12s %12s %12s %10s\n", "measurement", "best ms", "read GB/s",
@@ -199,7 +373,28 @@ int main() {
                 gb_per_s(static_cast<double>(row.packed_bytes) + out_bytes, row.ms),
                 static_cast<double>(kElements) / 1e9 / (static_cast<double>(row.ms) / 1e3));
   }
-  std::printf("(best of %d runs each; decode/prefill tokens/s come once CudaBackend exists)\n",
-              runs);
+  std::printf("(best of %d runs each)\n", runs);
+
+  std::printf(
+      "\ncuBLAS GEMM, llama1b linear shapes, N = %d tokens (F16 x F16 -> F32, compute 32F)\n",
+      tokens);
+  std::printf("%-30s %10s %10s %12s\n", "products (out x in x count)", "best ms", "GFLOP",
+              "GFLOP/s");
+  for (const GemmRow& row : gemm_rows) {
+    std::printf("%-30s %10.3f %10.1f %12.1f\n", row.name.c_str(), row.ms, row.flops / 1e9,
+                row.flops / 1e9 / (static_cast<double>(row.ms) / 1e3));
+  }
+  const double gemm_gflop_per_s = total_flops / 1e9 / (static_cast<double>(all_ms) / 1e3);
+  std::printf("%-30s %10.3f %10.1f %12.1f\n", "all, in model order", all_ms, total_flops / 1e9,
+              gemm_gflop_per_s);
+  std::printf("(best of %d runs each)\n\n", runs);
+
+  std::printf("metric d2d_copy_bytes %llu\n", static_cast<unsigned long long>(copy_bytes));
+  std::printf("metric d2d_copy_gb_per_s %.3f\n",
+              gb_per_s(2.0 * static_cast<double>(copy_bytes), copy_ms));
+  std::printf("metric d2d_copy_read_gb_per_s %.3f\n",
+              gb_per_s(static_cast<double>(copy_bytes), copy_ms));
+  std::printf("metric cublas_gemm_tokens %d\n", tokens);
+  std::printf("metric cublas_gemm_gflop_per_s %.3f\n", gemm_gflop_per_s);
   return 0;
 }
