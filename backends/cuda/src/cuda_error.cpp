@@ -48,6 +48,10 @@ std::string_view cuda_error_name(cudaError_t error) noexcept {
 }
 
 Error cuda_error(std::string_view operation, cudaError_t error) {
+  // The error is reported here, so it must not stay pending in the runtime: the next kernel's
+  // launch check (cudaGetLastError) would return it and blame the wrong call. A sticky error (a
+  // fault on the device) stays whatever this does.
+  (void)cudaGetLastError();
   switch (error) {
     case cudaErrorMemoryAllocation:
       return Error(ErrorCode::kCapacityExhausted, "cuda: " + describe(operation, error));

@@ -20,7 +20,8 @@ namespace eredu::cuda {
 [[nodiscard]] std::string_view cuda_error_name(cudaError_t error) noexcept;
 
 // The Error for `operation` (e.g. "cudaGetDeviceCount", "dequantize kernel launch") having
-// returned `error` (not cudaSuccess).
+// returned `error` (not cudaSuccess). Clears the runtime's pending error (cudaGetLastError), so
+// that a translated failure is not reported again by the next call that checks.
 [[nodiscard]] Error cuda_error(std::string_view operation, cudaError_t error);
 
 // The same for an allocation of `requested_bytes`; an out-of-memory error also names the device's

@@ -37,7 +37,7 @@ void query_free_memory(DeviceInfo& info) {
   if (had_previous) (void)cudaSetDevice(previous);
 }
 
-Result<DeviceInfo> describe_device(int index) {
+Result<DeviceInfo> describe_device(int index, bool free_memory) {
   cudaDeviceProp props{};
   const cudaError_t error = cudaGetDeviceProperties(&props, index);
   if (error != cudaSuccess) {
@@ -57,7 +57,11 @@ Result<DeviceInfo> describe_device(int index) {
   } else {
     clear_last_error();
   }
-  query_free_memory(info);
+  if (free_memory) {
+    query_free_memory(info);
+  } else {
+    info.free_memory_unavailable_reason = "not queried";
+  }
   return info;
 }
 
@@ -71,7 +75,7 @@ RuntimeVersions runtime_versions() noexcept {
   return versions;
 }
 
-Result<std::vector<DeviceInfo>> list_devices() {
+Result<std::vector<DeviceInfo>> list_devices(bool free_memory) {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
@@ -85,7 +89,7 @@ Result<std::vector<DeviceInfo>> list_devices() {
   std::vector<DeviceInfo> devices;
   devices.reserve(static_cast<std::size_t>(count));
   for (int index = 0; index < count; ++index) {
-    EREDU_TRY(DeviceInfo info, describe_device(index));
+    EREDU_TRY(DeviceInfo info, describe_device(index, free_memory));
     devices.push_back(std::move(info));
   }
   return devices;

@@ -35,7 +35,8 @@ Result<int> select_device(const std::vector<DeviceInfo>& devices, const std::str
 }  // namespace
 
 Result<int> select_device(const CudaBackendOptions& options) {
-  EREDU_TRY(std::vector<DeviceInfo> devices, list_devices());
+  // Names and ordinals only: querying free memory would open a context on every GPU.
+  EREDU_TRY(std::vector<DeviceInfo> devices, list_devices(false));
   return select_device(devices, options.device);
 }
 

@@ -42,7 +42,7 @@ Result<CudaBackend::DecodePlan> CudaBackend::end_dry_run(Result<tensor>&& dry,
   return DecodePlan::kCapture;
 }
 
-Result<void> CudaBackend::begin_capture(kv_cache& cache) const {
+Result<bool> CudaBackend::begin_capture(kv_cache& cache) const {
   ForwardState& pass = stream_->forward();
   const std::size_t vocab = pass.decode_vocab;
   std::shared_ptr<DecodeGraph> graph;
@@ -59,17 +59,34 @@ Result<void> CudaBackend::begin_capture(kv_cache& cache) const {
   EREDU_TRY_VOID(stream_->enter());
   if (cudaError_t e = cudaStreamBeginCapture(stream_->handle(), cudaStreamCaptureModeThreadLocal);
       e != cudaSuccess) {
+    const Error failure = cuda_error("cudaStreamBeginCapture", e);  // clears the pending error
     cache.storage->graph.reset();
     cache.storage->graph_failed = true;
     ++stream_->graph_stats().failed_captures;
-    log::warn("cuda: decode steps run without graphs: {}",
-              cuda_error("cudaStreamBeginCapture", e).what());
-    return ok();  // end_capture sees no capture and falls back
+    log::warn("cuda: decode steps of this session run without graphs: {}", failure.what());
+    return false;
   }
   pass.reset(ForwardMode::kCapture);
   pass.device_step = static_cast<const std::uint32_t*>(cache.storage->graph->step->data());
   pass.length_before_capture = cache.storage->length;
-  return ok();
+  return true;
+}
+
+void CudaBackend::abort_pass(kv_cache& cache) const noexcept {
+  ForwardState& pass = stream_->forward();
+  if (pass.capturing()) {
+    cudaGraph_t recorded = nullptr;
+    (void)cudaStreamEndCapture(stream_->handle(), &recorded);
+    if (recorded != nullptr) (void)cudaGraphDestroy(recorded);
+    (void)cudaGetLastError();
+    if (cache.storage != nullptr) {
+      cache.storage->length = pass.length_before_capture;
+      cache.storage->graph.reset();
+      cache.storage->graph_failed = true;
+    }
+    ++stream_->graph_stats().failed_captures;
+  }
+  pass.reset(ForwardMode::kEager);
 }
 
 Result<bool> CudaBackend::end_capture(Result<tensor>&& captured, kv_cache& cache) const {
@@ -120,23 +137,37 @@ Result<bool> CudaBackend::end_capture(Result<tensor>&& captured, kv_cache& cache
   return true;
 }
 
-Result<Submission<CudaTensor, CudaCompletion>> CudaBackend::replay_decode(
+Result<std::optional<Submission<CudaTensor, CudaCompletion>>> CudaBackend::replay_decode(
     kv_cache& cache, std::uint32_t first_position) const {
-  DecodeGraph& graph = *cache.storage->graph;
+  if (first_position > cache.storage->length) {
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda: decode at position " + std::to_string(first_position) +
+                    " is past the KV cache's length " + std::to_string(cache.storage->length));
+  }
+  std::shared_ptr<DecodeGraph> graph = cache.storage->graph;
   const ForwardState& pass = stream_->forward();
   const std::uint32_t step[2] = {first_position, pass.decode_token};
-  auto launched = [&]() -> Result<Submission<CudaTensor, CudaCompletion>> {
-    // Pageable source: staged by the runtime before the call returns, ordered before the launch.
-    EREDU_TRY_VOID(stream_->upload(graph.step->data(), std::as_bytes(std::span(step))));
-    if (cudaError_t e = cudaGraphLaunch(graph.exec, stream_->handle()); e != cudaSuccess) {
-      return fail(cuda_error("cudaGraphLaunch(decode step)", e));
-    }
-    const std::size_t bytes = graph.vocab * sizeof(float);
+  // Pageable source: staged by the runtime before the call returns, ordered before the launch.
+  if (auto uploaded = stream_->upload(graph->step->data(), std::as_bytes(std::span(step)));
+      !uploaded) {
+    return fail(uploaded.error());
+  }
+  if (cudaError_t e = cudaGraphLaunch(graph->exec, stream_->handle()); e != cudaSuccess) {
+    // E.g. out of memory mapping the graph's memory: nothing ran; drop the graph, run eagerly.
+    const Error failure = cuda_error("cudaGraphLaunch(decode step)", e);
+    cache.storage->graph.reset();
+    cache.storage->graph_failed = true;
+    ++stream_->graph_stats().failed_captures;
+    log::warn("cuda: decode steps of this session run without graphs: {}", failure.what());
+    return std::optional<Submission<CudaTensor, CudaCompletion>>();
+  }
+  auto copied = [&]() -> Result<Submission<CudaTensor, CudaCompletion>> {
+    const std::size_t bytes = graph->vocab * sizeof(float);
     CudaTensor logits;
     logits.rows = 1;
-    logits.cols = graph.vocab;
+    logits.cols = graph->vocab;
     EREDU_TRY(logits.host, stream_->pinned(bytes));
-    if (cudaError_t e = cudaMemcpyAsync(logits.host->floats(), graph.logits->data(), bytes,
+    if (cudaError_t e = cudaMemcpyAsync(logits.host->floats(), graph->logits->data(), bytes,
                                         cudaMemcpyDeviceToHost, stream_->handle());
         e != cudaSuccess) {
       return fail(cuda_error("cudaMemcpyAsync(logits to host)", e));
@@ -146,14 +177,14 @@ Result<Submission<CudaTensor, CudaCompletion>> CudaBackend::replay_decode(
     return Submission<CudaTensor, CudaCompletion>{std::move(logits),
                                                   CudaCompletion(std::move(done))};
   }();
-  if (!launched) {
+  if (!copied) {
     abandon_forward(cache, first_position);
-    return fail(launched.error());
+    return fail(copied.error());
   }
   ++stream_->graph_stats().replays;
   // The step wrote this position's keys and values.
   cache.storage->length = std::max<std::size_t>(cache.storage->length, first_position + 1);
-  return launched;
+  return std::optional<Submission<CudaTensor, CudaCompletion>>(std::move(*copied));
 }
 
 }  // namespace eredu::cuda

@@ -345,10 +345,8 @@ Result<CudaTensor> CudaBackend::attention(const tensor& q, const tensor& k, cons
   args.first_position = first_position;
   args.scale = spec.scale;
   args.f16 = kv.dtype == DType::kF16;
-  if (pass.capturing()) {
-    args.device_position = pass.device_step;
-    args.capacity_positions = geo.max_positions;
-  }
+  args.capacity_positions = geo.max_positions;
+  if (pass.capturing()) args.device_position = pass.device_step;
   EREDU_TRY(CudaTensor out, make_tensor(*stream_, n, q.cols));
   EREDU_TRY(DeviceBufferPtr scratch, stream_->allocate(kernels::attention_scratch_bytes(args)));
   EREDU_TRY_VOID(stream_->enter());

@@ -68,7 +68,7 @@ CudaPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) const
   if (!index) {
     return Unexpected(plan::AutomaticPlanningError::invalid(
         Error(ErrorCode::kInvalidArgument,
-              "device '" + execution_plan.device().device() + "' is not vulkan:<index>")
+              "device '" + execution_plan.device().device() + "' is not cuda:<index>")
             .with_subject("device")));
   }
   CudaBackendOptions options = backend_options_;

@@ -41,9 +41,12 @@ Result<std::shared_ptr<CudaStream>> CudaStream::create(int device, bool decode_g
   if (cudaError_t e = cudaDeviceGetDefaultMemPool(&pool, device); e != cudaSuccess) {
     return fail(cuda_error("cudaDeviceGetDefaultMemPool", e));
   }
-  // Keep freed blocks in the pool instead of returning them to the driver at every
-  // synchronization: a steady decode then allocates nothing from the driver.
-  std::uint64_t threshold = UINT64_MAX;
+  // Keep up to 512 MiB of freed blocks in the pool instead of returning them to the driver at
+  // every synchronization: a steady decode (a few MiB of activations) then asks the driver for
+  // nothing, while the gigabytes a long prompt's pass used go back to the driver, where CUDA
+  // graphs (their own pool) and cuBLAS (cudaMalloc) can have them. The setting is the device's
+  // (the default pool is process-wide).
+  std::uint64_t threshold = std::uint64_t{512} << 20;
   if (cudaError_t e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
       e != cudaSuccess) {
     return fail(cuda_error("cudaMemPoolSetAttribute(release threshold)", e));
@@ -133,7 +136,12 @@ Result<PinnedBufferPtr> CudaStream::pinned(std::size_t bytes) {
   try {
     auto buffer = std::make_shared<PinnedBuffer>(data, size);
     // A handful of sizes at most (the logits of one vocabulary); keep the cache small.
-    if (pinned_.size() >= 8) pinned_.erase(pinned_.begin());
+    if (pinned_.size() >= 8) {
+      // The oldest may be one whose output was dropped with its copy still queued: let the stream
+      // finish before freeing it (rare: the cache holds one buffer per logits size in use).
+      if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
+      pinned_.erase(pinned_.begin());
+    }
     pinned_.push_back(buffer);
     return buffer;
   } catch (const std::bad_alloc&) {

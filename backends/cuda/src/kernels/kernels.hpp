@@ -81,10 +81,11 @@ struct AttentionArgs {
   std::uint32_t first_position = 0;
   float scale = 1.0F;
   bool f16 = true;
-  // A captured graph: the first position is read from here, and the launch covers
-  // `capacity_positions` (every position the cache holds; chunks past the visible ones exit).
-  const std::uint32_t* device_position = nullptr;
+  // The positions the cache holds: a one-token pass (a decode step) cuts them into the same chunks
+  // whether captured or not (chunks past the visible positions exit at once).
   std::uint32_t capacity_positions = 0;
+  // A captured graph: the first position is read from here.
+  const std::uint32_t* device_position = nullptr;
 };
 // `scratch` holds the split-K partial results: at least attention_scratch_bytes(args).
 [[nodiscard]] std::uint64_t attention_scratch_bytes(const AttentionArgs& args) noexcept;

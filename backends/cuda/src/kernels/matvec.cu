@@ -33,12 +33,14 @@ __global__ void matvec_quantized_kernel(const std::uint8_t* w, std::uint32_t row
     sum[t] = 0.0F;
   for (std::uint32_t s = lane; s < n_sub; s += 32) {
     const std::uint8_t* block = row + (s / kSubPerBlock) * T::Format::kBlockBytes;
-    const int sub = static_cast<int>(s % kSubPerBlock);
+    // The weights' codes and scales once, for every token of the group.
+    const dot::SubBlockWeights<T> weights =
+        dot::load_sub_block<T>(block, static_cast<int>(s % kSubPerBlock));
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
       if (t0 + t < n_tokens) {
         sum[t] +=
-            dot::sub_block_dot<T>(block, sub, act[static_cast<std::uint64_t>(t0 + t) * n_sub + s]);
+            dot::sub_block_dot<T>(weights, act[static_cast<std::uint64_t>(t0 + t) * n_sub + s]);
       }
     }
   }

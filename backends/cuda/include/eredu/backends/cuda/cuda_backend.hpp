@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -192,16 +193,24 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
   [[nodiscard]] Result<Submission<tensor, forward_completion>> submit_forward(
       kv_cache& cache, std::uint32_t first_position, Record&& record) const {
     if (decode_graphs_enabled(cache)) {
+      PassGuard guard(*this, cache);  // an early return or exception leaves no capture behind
       begin_dry_run();
       auto dry = record(cache);
       EREDU_TRY(DecodePlan plan, end_dry_run(std::move(dry), cache));
       if (plan == DecodePlan::kCapture) {
-        EREDU_TRY_VOID(begin_capture(cache));
-        auto captured = record(cache);
-        EREDU_TRY(bool ready, end_capture(std::move(captured), cache));
-        if (ready) plan = DecodePlan::kReplay;
+        EREDU_TRY(bool capturing, begin_capture(cache));
+        if (capturing) {
+          auto captured = record(cache);
+          EREDU_TRY(bool ready, end_capture(std::move(captured), cache));
+          if (ready) plan = DecodePlan::kReplay;
+        }
       }
-      if (plan == DecodePlan::kReplay) return replay_decode(cache, first_position);
+      guard.release();
+      if (plan == DecodePlan::kReplay) {
+        EREDU_TRY(auto replayed, replay_decode(cache, first_position));
+        if (replayed) return std::move(*replayed);
+        // The graph could not be launched: it is dropped and this pass runs eagerly.
+      }
     }
     auto logits = record(cache);
     if (!logits) {
@@ -234,12 +243,35 @@ class CudaBackend : public runtime::FamilyRuntimeBackend<CudaBackend>,
   void begin_dry_run() const noexcept;
   // Back to eager operators; the plan for this pass, or the dry run's error (nothing ran).
   [[nodiscard]] Result<DecodePlan> end_dry_run(Result<tensor>&& dry, const kv_cache& cache) const;
-  [[nodiscard]] Result<void> begin_capture(kv_cache& cache) const;
+  // Starts capturing the stream: false when capturing cannot start (graphs are then off for the
+  // cache, and the pass runs eagerly).
+  [[nodiscard]] Result<bool> begin_capture(kv_cache& cache) const;
   // Ends the capture and instantiates the graph: true when it is ready to replay, false when the
   // capture failed (logged once; the cache's passes then run eagerly).
   [[nodiscard]] Result<bool> end_capture(Result<tensor>&& captured, kv_cache& cache) const;
-  [[nodiscard]] Result<Submission<tensor, forward_completion>> replay_decode(
+  // Launches the cache's graph at `first_position`; nothing when the launch fails (the graph is
+  // then dropped and graphs are off for the cache: the caller runs the pass eagerly).
+  [[nodiscard]] Result<std::optional<Submission<tensor, forward_completion>>> replay_decode(
       kv_cache& cache, std::uint32_t first_position) const;
+  // Back to eager operators, ending a capture under way (its graph is dropped and graphs are off
+  // for the cache) and restoring the cache's length: what a pass that left submit_forward early
+  // (an error or an exception) leaves behind.
+  void abort_pass(kv_cache& cache) const noexcept;
+  class PassGuard {
+   public:
+    PassGuard(const CudaBackend& backend, kv_cache& cache) noexcept
+        : backend_(&backend), cache_(&cache) {}
+    PassGuard(const PassGuard&) = delete;
+    PassGuard& operator=(const PassGuard&) = delete;
+    ~PassGuard() {
+      if (backend_ != nullptr) backend_->abort_pass(*cache_);
+    }
+    void release() noexcept { backend_ = nullptr; }
+
+   private:
+    const CudaBackend* backend_;
+    kv_cache* cache_;
+  };
   [[nodiscard]] Result<Submission<tensor, forward_completion>> finish_forward(
       tensor&& logits, kv_cache& cache, std::uint32_t first_position) const;
   std::shared_ptr<CudaStream> stream_;

@@ -40,6 +40,8 @@ struct RuntimeVersions {
 // CUDA error (cudaErrorNoDevice, cudaErrorInsufficientDriver, ...); the list is never empty.
 // Querying free memory creates each device's primary context (a few hundred MiB of device memory
 // that stays reserved while the process runs).
-[[nodiscard]] Result<std::vector<DeviceInfo>> list_devices();
+// `free_memory = false` skips that query (and so the contexts): free_memory_bytes stays empty,
+// with that reason; selecting a device needs no more.
+[[nodiscard]] Result<std::vector<DeviceInfo>> list_devices(bool free_memory = true);
 
 }  // namespace eredu::cuda

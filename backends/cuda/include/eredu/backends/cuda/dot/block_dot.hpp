@@ -38,41 +38,80 @@ struct SubBlockSums {
   int act[2];
 };
 
-// The integer sums of sub-block `sub` (elements 32 * sub ..) of the weight block at `block` with
-// the activation block `a`.
+// What one 32-element sub-block of a weight block contributes, read once: its codes as eight dp4a
+// words and the factors (and offsets) of its one or two scale groups. A matrix-vector kernel reads
+// it once and meets several tokens' activations with it.
 template <typename T>
-EREDU_HD inline SubBlockSums sub_block_sums(const std::uint8_t* block, int sub,
-                                            const BlockQ8_1& a) {
+struct SubBlockWeights {
+  int codes[8];
+  float scale[2];
+  float min[2];
+};
+
+template <typename T>
+EREDU_HD inline SubBlockWeights<T> load_sub_block(const std::uint8_t* block, int sub) {
+  SubBlockWeights<T> w{};
+  for (int k = 0; k < 8; ++k)
+    w.codes[k] = T::codes4(block, 8 * sub + k);
+  if constexpr (T::kGroup == 32) {
+    w.scale[0] = T::scale(block, sub);
+    if constexpr (T::kMin) w.min[0] = T::min(block, sub);
+  } else {
+    w.scale[0] = T::scale(block, 2 * sub);
+    w.scale[1] = T::scale(block, 2 * sub + 1);
+    if constexpr (T::kMin) {
+      w.min[0] = T::min(block, 2 * sub);
+      w.min[1] = T::min(block, 2 * sub + 1);
+    }
+  }
+  return w;
+}
+
+// The integer sums of a sub-block's codes with the activation block `a`.
+template <typename T>
+EREDU_HD inline SubBlockSums sub_block_sums(const SubBlockWeights<T>& w, const BlockQ8_1& a) {
   SubBlockSums sums{{0, 0}, {0, 0}};
   constexpr int kWordsPerGroup = T::kGroup / 4;
   for (int k = 0; k < 8; ++k) {
     const int h = k / kWordsPerGroup;
     const int x = act_codes4(a, k);
-    sums.codes[h] = dp4a(T::codes4(block, 8 * sub + k), x, sums.codes[h]);
+    sums.codes[h] = dp4a(w.codes[k], x, sums.codes[h]);
     if constexpr (T::kGroup == 16 && T::kMin) sums.act[h] = dp4a(0x01010101, x, sums.act[h]);
   }
   return sums;
 }
 
-// The float dot of sub-block `sub` of the weight block with the activation block `a`.
+// The integer sums of sub-block `sub` (elements 32 * sub ..) of the weight block at `block` with
+// the activation block `a`.
 template <typename T>
-EREDU_HD inline float sub_block_dot(const std::uint8_t* block, int sub, const BlockQ8_1& a) {
-  const SubBlockSums sums = sub_block_sums<T>(block, sub, a);
+EREDU_HD inline SubBlockSums sub_block_sums(const std::uint8_t* block, int sub,
+                                            const BlockQ8_1& a) {
+  return sub_block_sums<T>(load_sub_block<T>(block, sub), a);
+}
+
+// The float dot of a sub-block with the activation block `a`.
+template <typename T>
+EREDU_HD inline float sub_block_dot(const SubBlockWeights<T>& w, const BlockQ8_1& a) {
+  const SubBlockSums sums = sub_block_sums<T>(w, a);
   const float d = act_scale(a);
   if constexpr (T::kGroup == 32) {
-    float r = T::scale(block, sub) * (d * static_cast<float>(sums.codes[0]));
-    if constexpr (T::kMin) r += T::min(block, sub) * act_scaled_sum(a);
+    float r = w.scale[0] * (d * static_cast<float>(sums.codes[0]));
+    if constexpr (T::kMin) r += w.min[0] * act_scaled_sum(a);
     return r;
   } else {
-    const int g = 2 * sub;
-    float r = T::scale(block, g) * static_cast<float>(sums.codes[0]) +
-              T::scale(block, g + 1) * static_cast<float>(sums.codes[1]);
+    float r = w.scale[0] * static_cast<float>(sums.codes[0]) +
+              w.scale[1] * static_cast<float>(sums.codes[1]);
     if constexpr (T::kMin) {
-      r += T::min(block, g) * static_cast<float>(sums.act[0]) +
-           T::min(block, g + 1) * static_cast<float>(sums.act[1]);
+      r += w.min[0] * static_cast<float>(sums.act[0]) + w.min[1] * static_cast<float>(sums.act[1]);
     }
     return d * r;
   }
+}
+
+// The float dot of sub-block `sub` of the weight block with the activation block `a`.
+template <typename T>
+EREDU_HD inline float sub_block_dot(const std::uint8_t* block, int sub, const BlockQ8_1& a) {
+  return sub_block_dot<T>(load_sub_block<T>(block, sub), a);
 }
 
 // The dot of one weight block with the Format::kBlockElements / 32 activation blocks at `a`.
