@@ -12,21 +12,10 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
-#include "eredu/core/shape.hpp"
+#include "eredu/runtime/weight_checks.hpp"
 
 namespace eredu::cpu {
 namespace {
-
-Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
-    const checkpoint::DerivedWeightRecipe& recipe) {
-  const auto* source = std::get_if<checkpoint::DerivedWeightRecipe::Source>(&recipe.node());
-  if (source == nullptr || !std::holds_alternative<checkpoint::FullSelection>(source->selection)) {
-    return fail(Error(ErrorCode::kUnsupported,
-                      "cpu backend materializes whole-tensor Source recipes only, not '" +
-                          std::string(recipe.kind_name()) + "'"));
-  }
-  return source;
-}
 
 // Bytes read in place must be as aligned as the copy they replace (operator new's alignment), so
 // that no kernel sees a weaker alignment than it did with a copy. GGUF aligns tensor data to 32
@@ -35,26 +24,16 @@ bool is_allocation_aligned(std::span<const std::byte> bytes) {
   return reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(std::max_align_t) == 0;
 }
 
-bool is_vector_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-}
-
 Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
-  const bool ok_dtype = rank == 1 ? is_vector_dtype(dtype) : kernels().supports_matmul(dtype);
-  if (!ok_dtype || rank == 0 || rank > 2) {
-    return fail(Error(ErrorCode::kUnsupported, "cpu backend cannot run tensor " + name + " (" +
-                                                   std::string(dtype_info(dtype).name) + ", rank " +
-                                                   std::to_string(rank) + ")")
-                    .with_subject(name));
-  }
-  return ok();
+  return runtime::check_tensor_encoding("cpu", name, dtype, rank,
+                                        [](DType d) { return kernels().supports_matmul(d); });
 }
 
 }  // namespace
 
 Result<void> CpuBackend::preflight_recipe(const checkpoint::DerivedWeightRecipe& recipe,
                                           const checkpoint::CheckpointSource& source) {
-  EREDU_TRY(auto src, whole_source(recipe));
+  EREDU_TRY(auto src, runtime::whole_tensor_source(recipe, "cpu"));
   auto meta = recipe.infer(source.catalog());
   if (!meta) return fail(Error(meta.error()));
   return check_encoding(src->key, meta->dtype, meta->shape.size());
@@ -87,7 +66,7 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
 Result<CpuMaterialization> CpuBackend::materialize_recipe(
     const checkpoint::DerivedWeightRecipe& recipe, const checkpoint::CheckpointSource& source,
     const materialization_context& context) {
-  EREDU_TRY(auto src, whole_source(recipe));
+  EREDU_TRY(auto src, runtime::whole_tensor_source(recipe, "cpu"));
   EREDU_TRY(auto lease, source.acquire_lease(checkpoint::TensorReadRequest{src->key}));
   return materialize(std::move(lease), context);
 }
@@ -97,20 +76,9 @@ Result<void> CpuBackend::validate_bind(const parameter& slot, const materialized
     return fail(Error(ErrorCode::kInvalidArgument, "weight for '" + slot.name + "' holds no data")
                     .with_subject(slot.name));
   }
-  if (!slot.shape.empty() && w.shape != slot.shape) {
-    return fail(Error(ErrorCode::kInvalidModel, "tensor " + w.name +
-                                                    " has wrong shape for parameter '" + slot.name +
-                                                    "'; expected " + format_shape(slot.shape) +
-                                                    ", got " + format_shape(w.shape))
-                    .with_subject(slot.name));
-  }
+  EREDU_TRY_VOID(runtime::check_bind_shape(slot.name, slot.shape, w.name, w.shape));
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));
-  const auto bytes = checked_byte_size(w.dtype, w.shape);
-  if (!bytes || *bytes != w.bytes.size()) {
-    return fail(Error(ErrorCode::kInvalidModel, "weight " + w.name + " has the wrong byte size")
-                    .with_subject(slot.name));
-  }
-  return ok();
+  return runtime::check_bind_bytes(slot.name, w.name, w.dtype, w.shape, w.bytes.size());
 }
 
 }  // namespace eredu::cpu

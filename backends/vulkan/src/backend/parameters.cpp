@@ -10,43 +10,22 @@
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 #include "eredu/backends/vulkan/weight_shaders.hpp"
 #include "eredu/checkpoint/encoding/codec.hpp"
-#include "eredu/core/shape.hpp"
+#include "eredu/runtime/weight_checks.hpp"
 #include "pipelines.hpp"
 
 namespace eredu::vulkan {
 namespace {
 
-Result<const checkpoint::DerivedWeightRecipe::Source*> whole_source(
-    const checkpoint::DerivedWeightRecipe& recipe) {
-  const auto* source = std::get_if<checkpoint::DerivedWeightRecipe::Source>(&recipe.node());
-  if (source == nullptr || !std::holds_alternative<checkpoint::FullSelection>(source->selection)) {
-    return fail(Error(ErrorCode::kUnsupported,
-                      "vulkan backend materializes whole-tensor Source recipes only, not '" +
-                          std::string(recipe.kind_name()) + "'"));
-  }
-  return source;
-}
-
-bool is_vector_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-}
-
 Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
-  const bool ok_dtype = rank == 1 ? is_vector_dtype(dtype) : supports_weight_dtype(dtype);
-  if (!ok_dtype || rank == 0 || rank > 2) {
-    return fail(Error(ErrorCode::kUnsupported, "vulkan backend cannot run tensor " + name + " (" +
-                                                   std::string(dtype_info(dtype).name) + ", rank " +
-                                                   std::to_string(rank) + ")")
-                    .with_subject(name));
-  }
-  return ok();
+  return runtime::check_tensor_encoding("vulkan", name, dtype, rank,
+                                        [](DType d) { return supports_weight_dtype(d); });
 }
 
 }  // namespace
 
 Result<void> VulkanBackend::preflight_recipe(const checkpoint::DerivedWeightRecipe& recipe,
                                              const checkpoint::CheckpointSource& source) {
-  EREDU_TRY(auto src, whole_source(recipe));
+  EREDU_TRY(auto src, runtime::whole_tensor_source(recipe, "vulkan"));
   auto meta = recipe.infer(source.catalog());
   if (!meta) return fail(Error(meta.error()));
   return check_encoding(src->key, meta->dtype, meta->shape.size());
@@ -107,7 +86,7 @@ Result<VulkanMaterialization> VulkanBackend::materialize(checkpoint::CheckpointL
 Result<VulkanMaterialization> VulkanBackend::materialize_recipe(
     const checkpoint::DerivedWeightRecipe& recipe, const checkpoint::CheckpointSource& source,
     const materialization_context& context) {
-  EREDU_TRY(auto src, whole_source(recipe));
+  EREDU_TRY(auto src, runtime::whole_tensor_source(recipe, "vulkan"));
   EREDU_TRY(auto lease, source.acquire_lease(checkpoint::TensorReadRequest{src->key}));
   return materialize(std::move(lease), context);
 }
@@ -122,20 +101,13 @@ Result<void> VulkanBackend::validate_bind(const parameter& slot, const materiali
     return fail(Error(ErrorCode::kInvalidArgument, "weight for '" + slot.name + "' holds no data")
                     .with_subject(slot.name));
   }
-  if (!slot.shape.empty() && w.shape != slot.shape) {
-    return fail(Error(ErrorCode::kInvalidModel, "tensor " + w.name +
-                                                    " has wrong shape for parameter '" + slot.name +
-                                                    "'; expected " + format_shape(slot.shape) +
-                                                    ", got " + format_shape(w.shape))
-                    .with_subject(slot.name));
-  }
+  EREDU_TRY_VOID(runtime::check_bind_shape(slot.name, slot.shape, w.name, w.shape));
   EREDU_TRY_VOID(check_encoding(w.name, w.dtype, w.shape.size()));
-  const auto bytes = checked_byte_size(w.dtype, w.shape);
-  if (!bytes || *bytes != w.bytes || w.buffer->size() < w.bytes) {
+  if (w.buffer->size() < w.bytes) {
     return fail(Error(ErrorCode::kInvalidModel, "weight " + w.name + " has the wrong byte size")
                     .with_subject(slot.name));
   }
-  return ok();
+  return runtime::check_bind_bytes(slot.name, w.name, w.dtype, w.shape, w.bytes);
 }
 
 }  // namespace eredu::vulkan
