@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA backend for the end-to-end tests: why this process cannot run it ("no CUDA device: ...",
 // CudaBackend::create's own reason), a fresh backend per test on the default device, helpers to
-// load a model on CUDA or on the CPU (the independent implementation compared against), and a
-// double-precision log-softmax.
+// load a model on CUDA or on the CPU (the independent implementation compared against).
+// (log_softmax, argmax and max_abs_diff: logit_math.hpp)
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_CUDA_BACKEND
@@ -16,6 +16,7 @@
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cuda/cuda_backend.hpp"
 #include "eredu/runtime/load_model.hpp"
+#include "logit_math.hpp"
 #include "shared_data.hpp"
 
 namespace eredu::testing {
@@ -51,32 +52,6 @@ inline Result<runtime::ModelRuntime<cuda::CudaBackend>> load_on_cuda(
 
 inline auto load_on_cpu(const std::filesystem::path& model, cpu::CpuLoadOptions options = {}) {
   return runtime::load_model(cpu::CpuBackend(cpu::CpuBackendOptions{1}), model, options);
-}
-
-// Natural-log softmax in double (independent of every backend's softmax).
-inline std::vector<double> log_softmax(const std::vector<float>& logits) {
-  double max = logits.front();
-  for (float v : logits)
-    max = std::max(max, static_cast<double>(v));
-  double sum = 0.0;
-  for (float v : logits)
-    sum += std::exp(static_cast<double>(v) - max);
-  const double log_sum = std::log(sum) + max;
-  std::vector<double> out(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i)
-    out[i] = static_cast<double>(logits[i]) - log_sum;
-  return out;
-}
-
-inline std::uint32_t argmax(const std::vector<float>& v) {
-  return static_cast<std::uint32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = a.size() == b.size() ? 0.0 : 1e30;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
-  return worst;
 }
 
 }  // namespace eredu::testing

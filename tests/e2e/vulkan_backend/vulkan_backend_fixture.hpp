@@ -1,8 +1,8 @@
 #pragma once
 // The Vulkan backend on the shared test device (VK_LAYER_KHRONOS_validation on, synchronization
 // validation included; every message fails the test), plus helpers shared by the end-to-end
-// tests: load a model on Vulkan or on the CPU (the independent implementation compared against),
-// and a double-precision log-softmax.
+// tests: load a model on Vulkan or on the CPU (the independent implementation compared against).
+// (log_softmax, argmax and max_abs_diff: logit_math.hpp)
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
@@ -15,6 +15,7 @@
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/vulkan/vulkan_backend.hpp"
 #include "eredu/runtime/load_model.hpp"
+#include "logit_math.hpp"
 #include "shared_data.hpp"
 
 namespace eredu::testing {
@@ -32,32 +33,6 @@ inline auto load_on_vulkan(const std::filesystem::path& model,
 
 inline auto load_on_cpu(const std::filesystem::path& model, cpu::CpuLoadOptions options = {}) {
   return runtime::load_model(cpu::CpuBackend(cpu::CpuBackendOptions{1}), model, options);
-}
-
-// Natural-log softmax in double (independent of every backend's softmax).
-inline std::vector<double> log_softmax(const std::vector<float>& logits) {
-  double max = logits.front();
-  for (float v : logits)
-    max = std::max(max, static_cast<double>(v));
-  double sum = 0.0;
-  for (float v : logits)
-    sum += std::exp(static_cast<double>(v) - max);
-  const double log_sum = std::log(sum) + max;
-  std::vector<double> out(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i)
-    out[i] = static_cast<double>(logits[i]) - log_sum;
-  return out;
-}
-
-inline std::uint32_t argmax(const std::vector<float>& v) {
-  return static_cast<std::uint32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = a.size() == b.size() ? 0.0 : 1e30;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
-  return worst;
 }
 
 }  // namespace eredu::testing
