@@ -1,83 +1,31 @@
-// The quantized stories260K files (mixed per-tensor encodings: F16, Q8_0, Q4_0, Q5_0, K-quants),
-// uploaded to the device with their blocks packed and decoded in the shaders, fed the reference
-// tokens (teacher-forced: prompt, then each recorded token), give each reference token a
-// log-probability within the CPU test's tolerance of llama.cpp's, and the same top-1 wherever
-// llama.cpp's top-1/top-2 margin is clear (> 0.5) -- on Vulkan, under the validation layer.
+// The quantized stories260K files, uploaded to the device with their blocks packed and decoded in
+// the shaders, give llama.cpp's reference tokens their log-probabilities within the CPU test's
+// tolerance (tests/support/quantized_teacher_forced_suite.hpp) -- on Vulkan, under the validation
+// layer.
 #include <gtest/gtest.h>
 
 #ifdef EREDU_HAVE_VULKAN_BACKEND
-#include <algorithm>
-#include <cstdint>
+#include <filesystem>
 #include <string>
-#include <vector>
 
-#include "teacher_forced.hpp"
+#include "quantized_teacher_forced_suite.hpp"
 #include "vulkan_backend_fixture.hpp"
 
 namespace {
 
-using namespace eredu::testing;
-
-struct Param {
-  const char* model;
-  double tolerance;  // the CPU backend test's (tests/e2e/llama/test_quantized_teacher_forced.cpp)
+struct Vulkan {
+  static std::string unavailable() {
+    return eredu::testing::VulkanTestContext::get().unavailable();
+  }
+  static auto load(const std::filesystem::path& path, eredu::KvCacheType kv) {
+    eredu::vulkan::VulkanLoadOptions options;
+    options.kv_cache_type = kv;
+    return eredu::testing::load_on_vulkan(path, options);
+  }
+  static void after_case() { eredu::testing::expect_no_validation_messages(); }
 };
 
-class VulkanQuantizedTeacherForced : public ::testing::TestWithParam<Param> {};
-
-TEST_P(VulkanQuantizedTeacherForced, ReferenceTokensGetLlamaCppLogProbabilitiesWithinTolerance) {
-  EREDU_REQUIRE_VULKAN();
-  const std::string name = GetParam().model;
-  const auto model_path = models_dir() / (name + ".gguf");
-  const auto reference_path = reference_dir() / (name + "-greedy.json");
-  EREDU_REQUIRE_SHARED_PATH(model_path);
-  EREDU_REQUIRE_SHARED_PATH(reference_path);
-  const auto cases = reference::load_greedy_cases(reference_path);
-  auto runtime = load_on_vulkan(model_path);
-  ASSERT_TRUE(runtime.has_value()) << runtime.error().what();
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.prompt);
-    ASSERT_TRUE(runtime->session_mut().truncate(0).has_value());
-    auto sub = runtime->prefill(
-        std::vector<std::uint32_t>(c.prompt_tokens.begin(), c.prompt_tokens.end()));
-    ASSERT_TRUE(sub.has_value()) << sub.error().what();
-    auto logits = runtime->observe_output(sub->output);
-    ASSERT_TRUE(logits.has_value()) << logits.error().what();
-    double worst = 0.0;
-    int top1_disagreements = 0;
-    for (std::size_t i = 0; i < c.generated_tokens.size() && i < c.top5.size(); ++i) {
-      const auto lp = log_softmax(*logits);
-      const auto& ref = c.top5[i];
-      for (const auto& e : ref) {
-        if (e.id != c.generated_tokens[i]) continue;
-        worst = std::max(worst, std::abs(lp[static_cast<std::size_t>(e.id)] - e.logprob));
-      }
-      if (ref.size() >= 2 && ref[0].logprob - ref[1].logprob > 0.5 &&
-          static_cast<int>(argmax(*logits)) != ref[0].id) {
-        ++top1_disagreements;
-      }
-      if (i + 1 == c.generated_tokens.size()) break;
-      auto step = runtime->decode(static_cast<std::uint32_t>(c.generated_tokens[i]));
-      ASSERT_TRUE(step.has_value()) << step.error().what();
-      logits = runtime->observe_output(step->output);
-      ASSERT_TRUE(logits.has_value()) << logits.error().what();
-    }
-    EXPECT_LE(worst, GetParam().tolerance);
-    EXPECT_EQ(top1_disagreements, 0);
-  }
-  expect_no_validation_messages();
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, VulkanQuantizedTeacherForced,
-                         ::testing::Values(Param{"stories260K-Q8_0-ffndownF16", 0.12},
-                                           Param{"stories260K-Q4_0-ffndownF16", 0.3},
-                                           Param{"stories260K-Q6_K", 0.3},
-                                           Param{"stories260K-Q4_K_M", 0.3}),
-                         [](const ::testing::TestParamInfo<Param>& param_info) {
-                           std::string n = param_info.param.model;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+EREDU_QUANTIZED_TEACHER_FORCED_SUITE(Vulkan, Vulkan)
 
 }  // namespace
 #endif  // EREDU_HAVE_VULKAN_BACKEND
