@@ -13,9 +13,12 @@
 //       backend (its device), checked to score the target's vocabulary. The drafter is the draft
 //       model's runtime; generation::speculative::ExternalDrafter drives it with the proof;
 //   load_options_for(plan)
-//       the load options a plan's session asks for (context length, KV precision).
+//       the load options a plan's session asks for (context length, KV precision);
+//   device_ordinal(id, backend)
+//       the index of a device id "<backend>:<index>" (the device backends' ids).
 // Every rejection happens before any weight byte is read.
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -83,6 +86,22 @@ realize_drafting_on(const ExecutionPlan& plan, const runtime::ModelRuntime<B>& t
 
 [[nodiscard]] inline runtime::LoadOptions load_options_for(const ExecutionPlan& plan) {
   return runtime::LoadOptions{plan.session().kv_cache_type, plan.session().context_length};
+}
+
+// "<backend>:<index>" -> index; nothing for any other id (another backend's, no digits, or an
+// index past 100000).
+[[nodiscard]] inline std::optional<std::uint32_t> device_ordinal(std::string_view id,
+                                                                 std::string_view backend) {
+  if (id.size() <= backend.size() + 1 || id.substr(0, backend.size()) != backend ||
+      id[backend.size()] != ':') {
+    return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  for (std::size_t i = backend.size() + 1; i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || value > 100000) return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(id[i] - '0');
+  }
+  return static_cast<std::uint32_t>(value);
 }
 
 }  // namespace eredu::plan

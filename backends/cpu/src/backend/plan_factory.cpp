@@ -52,7 +52,7 @@ CpuPlanFactory::realize_drafting(
     const plan::ExecutionPlan& execution_plan, const runtime::ModelRuntime<CpuBackend>& target,
     std::optional<plan::ExternalDraftArtifact<CpuDrafterPreparation>>&& external_artifact) const {
   return plan::realize_drafting_on<CpuBackend>(execution_plan, target, std::move(external_artifact),
-                                              "cpu");
+                                               "cpu");
 }
 
 }  // namespace eredu::cpu

@@ -8,21 +8,6 @@
 #include <utility>
 
 namespace eredu::cuda {
-namespace {
-
-// "cuda:<index>" -> index.
-std::optional<std::uint32_t> device_index(const std::string& id) {
-  constexpr std::string_view prefix = "cuda:";
-  if (id.size() <= prefix.size() || id.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  std::uint64_t value = 0;
-  for (std::size_t i = prefix.size(); i < id.size(); ++i) {
-    if (id[i] < '0' || id[i] > '9' || value > 100000) return std::nullopt;
-    value = value * 10 + static_cast<std::uint64_t>(id[i] - '0');
-  }
-  return static_cast<std::uint32_t>(value);
-}
-
-}  // namespace
 
 BackendId CudaPlanFactory::backend_id() const {
   return BackendId::create("cuda").value();
@@ -64,7 +49,7 @@ CudaPlanFactory::realize_target(const plan::ExecutionPlan& execution_plan) const
   if (auto checked = check_plan(execution_plan); !checked) {
     return Unexpected(plan::AutomaticPlanningError::invalid(checked.error()));
   }
-  const auto index = device_index(execution_plan.device().device());
+  const auto index = plan::device_ordinal(execution_plan.device().device(), "cuda");
   if (!index) {
     return Unexpected(plan::AutomaticPlanningError::invalid(
         Error(ErrorCode::kInvalidArgument,
