@@ -19,9 +19,15 @@ for f in .device/debs/*.deb; do dpkg -x "$f" "$prefix"; done
 ldconfig 2> /dev/null || true
 lib=$prefix/usr/lib/x86_64-linux-gnu
 export CMAKE_PREFIX_PATH=$prefix/usr
-export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig:${PKG_CONFIG_PATH:-}
+export PATH=$PATH:$prefix/usr/bin:/usr/local/cuda/bin
+# PCRE2 is found through pkg-config. A system that has it keeps its own; otherwise the carried
+# libpcre2-dev's .pc files are read with the prefix as their sysroot (they say /usr/include and
+# /usr/lib, which here live under the prefix).
+if ! command -v pkg-config > /dev/null || ! pkg-config --exists libpcre2-8 2> /dev/null; then
+  export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
+  export PKG_CONFIG_SYSROOT_DIR=$prefix
+fi
 export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
-export PATH=$prefix/usr/bin:/usr/local/cuda/bin:$PATH
 export EREDU_SHARED_DIR=$PWD/.device/shared EREDU_MODELS_DIR=$PWD/.device/shared/models
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 OUT=$OUT bash bench/gpu-check.sh 2>&1 | tee "$OUT/gpu-check.txt"
