@@ -6,8 +6,9 @@
 // every weight block it decodes is used RN times and every activation block RM times, instead of
 // once per single-row dot product. The integer kernels perform, for each output element, exactly
 // the operations of the matching row_dot_* in vec_avx2.cpp in the same order (block integer dot,
-// conversion to float, multiply-add with the product of the two block scales, horizontal sum, then
-// the affine minimum term): results are bit-identical to the one-row path whatever the tiling.
+// conversion to float, multiply-add with the product of the two block scales into the block's
+// chain, the chains' sum, horizontal sum, then the affine minimum term): results are bit-identical
+// to the one-row path whatever the tiling.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -32,11 +33,13 @@ constexpr int kQuantTokens = 4;
 constexpr int kFloatRows = static_cast<int>(kFloatGemmRowsAvx2);
 constexpr int kFloatTokens = 4;
 
-// Per weight encoding: the block type, its 32 codes as bytes, and whether they are signed (then
-// the dot moves their sign onto the activation) or unsigned with an affine minimum.
+// Per weight encoding: the block type, its 32 codes as bytes, whether they are signed (then the dot
+// moves their sign onto the activation) or unsigned with an affine minimum, and how many chains of
+// multiply-adds its row dot keeps (block b in chain b % kChains; vec_avx2.cpp).
 struct Q8_0 {
   using Block = enc::BlockQ8_0;
   static constexpr bool kSigned = true;
+  static constexpr std::size_t kChains = 2;
   static __m256i codes(const Block& b) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   }
@@ -44,6 +47,7 @@ struct Q8_0 {
 struct Q4_0 {
   using Block = enc::BlockQ4_0;
   static constexpr bool kSigned = true;
+  static constexpr std::size_t kChains = 2;
   static __m256i codes(const Block& b) {
     return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
   }
@@ -51,11 +55,13 @@ struct Q4_0 {
 struct Q4_1 {
   using Block = enc::BlockQ4_1;
   static constexpr bool kSigned = false;
+  static constexpr std::size_t kChains = 1;
   static __m256i codes(const Block& b) { return nibbles_to_bytes(b.qs); }
 };
 struct Q5_0 {
   using Block = enc::BlockQ5_0;
   static constexpr bool kSigned = true;
+  static constexpr std::size_t kChains = 1;
   static __m256i codes(const Block& b) {
     // code - 16 = low nibble with bits 4..7 set where the fifth bit is clear (two's complement).
     const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
@@ -65,6 +71,7 @@ struct Q5_0 {
 struct Q5_1 {
   using Block = enc::BlockQ5_1;
   static constexpr bool kSigned = false;
+  static constexpr std::size_t kChains = 1;
   static __m256i codes(const Block& b) {
     const __m256i high = _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(16));
     return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
@@ -90,40 +97,57 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
   static_assert(RN <= 4);
   using Block = typename F::Block;
   __m256 acc[RM][RN];
+  __m256 done[RM][RN];  // the sum of the chains already run
   __m128 mins[RM];
 #pragma GCC unroll 4
   for (int r = 0; r < RM; ++r) {
     mins[r] = _mm_setzero_ps();
 #pragma GCC unroll 4
     for (int t = 0; t < RN; ++t)
-      acc[r][t] = _mm256_setzero_ps();
+      done[r][t] = _mm256_setzero_ps();
   }
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    const __m128 xd = _mm_loadu_ps(sc.xd + 4 * b);
+  // One chain after the other: the blocks b = chain, chain + kChains, ... in order.
+  for (std::size_t chain = 0; chain < F::kChains; ++chain) {
 #pragma GCC unroll 4
     for (int r = 0; r < RM; ++r) {
-      const Block& wb = reinterpret_cast<const Block*>(w + r * w_stride)[b];
-      const __m256i q = F::codes(wb);
-      // The scale products wd * xd of this row with the token tile, one multiply per lane.
-      alignas(16) float scale[4];
-      _mm_store_ps(scale, _mm_mul_ps(_mm_broadcast_ss(sc.wd + r * n_blocks + b), xd));
-      if constexpr (F::kSigned) {
-        const __m256i q_abs = _mm256_sign_epi8(q, q);
 #pragma GCC unroll 4
-        for (int t = 0; t < RN; ++t) {
-          const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(load_act(x[t * n_blocks + b]), q));
-          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
-        }
-      } else {
+      for (int t = 0; t < RN; ++t)
+        acc[r][t] = _mm256_setzero_ps();
+    }
+    for (std::size_t b = chain; b < n_blocks; b += F::kChains) {
+      const __m128 xd = _mm_loadu_ps(sc.xd + 4 * b);
 #pragma GCC unroll 4
-        for (int t = 0; t < RN; ++t) {
-          const __m256 dot = dot_u8_i8(q, load_act(x[t * n_blocks + b]));
-          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
+      for (int r = 0; r < RM; ++r) {
+        const Block& wb = reinterpret_cast<const Block*>(w + r * w_stride)[b];
+        const __m256i q = F::codes(wb);
+        // The scale products wd * xd of this row with the token tile, one multiply per lane.
+        alignas(16) float scale[4];
+        _mm_store_ps(scale, _mm_mul_ps(_mm_broadcast_ss(sc.wd + r * n_blocks + b), xd));
+        if constexpr (F::kSigned) {
+          const __m256i q_abs = _mm256_sign_epi8(q, q);
+#pragma GCC unroll 4
+          for (int t = 0; t < RN; ++t) {
+            const __m256 dot = dot_u8_i8(q_abs, _mm256_sign_epi8(load_act(x[t * n_blocks + b]), q));
+            acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
+          }
+        } else {
+#pragma GCC unroll 4
+          for (int t = 0; t < RN; ++t) {
+            const __m256 dot = dot_u8_i8(q, load_act(x[t * n_blocks + b]));
+            acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(scale + t), dot, acc[r][t]);
+          }
+          const __m128 m =
+              _mm_mul_ps(_mm_broadcast_ss(sc.wm + r * n_blocks + b), _mm_loadu_ps(sc.xs + 4 * b));
+          mins[r] = _mm_add_ps(mins[r], m);
         }
-        const __m128 m =
-            _mm_mul_ps(_mm_broadcast_ss(sc.wm + r * n_blocks + b), _mm_loadu_ps(sc.xs + 4 * b));
-        mins[r] = _mm_add_ps(mins[r], m);
       }
+    }
+    // The chains' sum, in the row dot's order: chain 0, then + chain 1.
+#pragma GCC unroll 4
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 4
+      for (int t = 0; t < RN; ++t)
+        done[r][t] = chain == 0 ? acc[r][t] : _mm256_add_ps(done[r][t], acc[r][t]);
     }
   }
 #pragma GCC unroll 4
@@ -133,9 +157,9 @@ void quant_tile(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, s
 #pragma GCC unroll 4
     for (int t = 0; t < RN; ++t) {
       if constexpr (F::kSigned) {
-        y[t * ldy + r] = hsum(acc[r][t]);
+        y[t * ldy + r] = hsum(done[r][t]);
       } else {
-        y[t * ldy + r] = hsum(acc[r][t]) + m[t];
+        y[t * ldy + r] = hsum(done[r][t]) + m[t];
       }
     }
   }

@@ -432,28 +432,46 @@ void quantize_act_q8(const float* x, ActQ8Block* y, std::size_t n) {
 // The one-token row dots prefetch ~0.5 KiB ahead: a decode streams every weight row once from
 // memory, and the hint keeps the stream ahead of the per-block arithmetic (llama1b Q4_0 decode
 // 16.7 -> ~18-20 tokens/s on a 2-core EPYC). It reads no value, so it changes no result.
-float row_dot_q8_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
-  const auto* w = static_cast<const enc::BlockQ8_0*>(w_row);
-  __m256 acc = _mm256_setzero_ps();
+//
+// Q8_0 and Q4_0 keep two chains of multiply-adds, block b in chain b % 2, summed at the end:
+// hsum(chain 0 + chain 1). The AVX-512 table computes the same with one 512-bit accumulator (chain
+// 0 in the low half, chain 1 in the high), one multiply-add per pair of blocks, and the tiles
+// (gemm_avx2.cpp, quant_avx512.cpp) run the same chains, so every path gives these values.
+template <typename F>
+float row_dot_two_chains(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  const auto* w = static_cast<const typename F::Block*>(w_row);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::size_t b = 0; b < n_blocks; ++b) {
-    _mm_prefetch(reinterpret_cast<const char*>(w + b + 16), _MM_HINT_T0);
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    _mm_prefetch(reinterpret_cast<const char*>(w + b + F::kAheadBlocks), _MM_HINT_T0);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
-    acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
+    acc[b & 1] = _mm256_fmadd_ps(scale, dot_i8_i8(F::codes(w[b]), load_act(x[b])), acc[b & 1]);
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc[0], acc[1]));
+}
+
+// Signed codes of a block, and how many blocks ahead (~0.5 KiB) the stream hint reaches.
+struct Q8_0Codes {
+  using Block = enc::BlockQ8_0;
+  static constexpr std::size_t kAheadBlocks = 16;
+  static __m256i codes(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  }
+};
+
+struct Q4_0Codes {
+  using Block = enc::BlockQ4_0;
+  static constexpr std::size_t kAheadBlocks = 32;
+  static __m256i codes(const Block& b) {
+    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
+  }
+};
+
+float row_dot_q8_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
+  return row_dot_two_chains<Q8_0Codes>(w_row, x, n_blocks);
 }
 
 float row_dot_q4_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
-  const auto* w = static_cast<const enc::BlockQ4_0*>(w_row);
-  __m256 acc = _mm256_setzero_ps();
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    _mm_prefetch(reinterpret_cast<const char*>(w + b + 32), _MM_HINT_T0);
-    const __m256i qw = _mm256_sub_epi8(nibbles_to_bytes(w[b].qs), _mm256_set1_epi8(8));
-    const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
-    acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
-  }
-  return hsum(acc);
+  return row_dot_two_chains<Q4_0Codes>(w_row, x, n_blocks);
 }
 
 float row_dot_q4_1(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
