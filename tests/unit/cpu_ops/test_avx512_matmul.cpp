@@ -1,10 +1,11 @@
 // The AVX-512 table against the AVX2 table, an independent implementation of the same numerics:
-// every encoding's matmul (Q4_0 / Q8_0 through the VNNI kernels, the K-quants through the 512-bit
-// K-quant kernels, F32 / F16 / BF16 prompt batches through the two-token float tiles, the rest
-// through the AVX2 kernels the table keeps) gives the AVX2 table's
-// value bit for bit, for one token (decode row dots), small batches and prompt tiles, row and token
-// counts off every tile edge, odd and even block counts (the row dots take blocks in pairs), and
-// on 1 or 3 threads. So choosing the AVX-512 table can change speed, never a token.
+// every integer encoding's matmul (Q4_0 / Q8_0 through the VNNI kernels, the K-quants through the
+// 512-bit K-quant kernels, the rest through the AVX2 kernels the table keeps) gives the AVX2
+// table's value bit for bit, for one token (decode row dots), small batches and prompt tiles, row
+// and token counts off every tile edge, odd and even block counts (the row dots take blocks in
+// pairs), and on 1 or 3 threads. So for these encodings choosing the AVX-512 table can change
+// speed, never a token. (Float prompt tiles run 16-lane chains on AVX-512, 8-lane ones on AVX2:
+// test_tiled_matmul.cpp checks both against a float64 product.)
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -35,12 +35,13 @@ struct Shape {
   std::size_t blocks;  // row length in units of the encoding's block (at least 32 elements)
 };
 
-// Rows: below, at and past the 3- and 4-row tiles and the row blocks; tokens: 1, the token tiles'
-// edges, and past one 96-token chunk.
+// Rows: below, at and past the 3-, 4- and 6-row tiles and the row blocks; tokens: 1, the token
+// tiles' edges (past the 16 tokens below which float encodings take the one-token path too), and
+// past one 96-token chunk.
 const std::vector<Shape>& edge_shapes() {
   static const std::vector<Shape> shapes = {
-      {1, 2, 1},  {2, 3, 2},  {3, 4, 1}, {5, 5, 3},   {7, 7, 2},
-      {17, 2, 1}, {50, 9, 2}, {4, 1, 2}, {67, 97, 1}, {13, 130, 2},
+      {1, 2, 1},  {2, 3, 2}, {3, 4, 1},   {5, 5, 3},    {7, 7, 2},   {17, 2, 1},
+      {50, 9, 2}, {4, 1, 2}, {67, 97, 1}, {13, 130, 2}, {11, 19, 2}, {8, 23, 3},
   };
   return shapes;
 }
@@ -142,16 +143,22 @@ TEST(TiledMatmul, IntegerBatchIsExactOnGridActivationsForEveryTileEdge) {
   }
 }
 
-TEST(TiledMatmul, FloatDecodedBatchMatchesAFloat64ProductForEveryTileEdge) {
-  const auto* avx2 = avx2_or_skip();
-  if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
+// Per table with float tiles: the AVX2 tiles (8-lane chains) and the AVX-512 ones (16-lane chains,
+// F16 rows read as stored); a table this CPU cannot run is skipped with its requirements.
+class FloatTiles : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(FloatTiles, DecodedBatchMatchesAFloat64ProductForEveryTileEdge) {
+  const auto* table = eredu::cpu::kernels_for(GetParam());
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(GetParam())
+                 << " kernels (they need " << eredu::cpu::isa_requirements(GetParam()) << ")";
+  }
   // (The K-quants and IQ4 run integer kernels on AVX2 too: test_kquant_dot.cpp.)
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (const Shape& s : edge_shapes()) {
       std::mt19937 rng(500 + static_cast<unsigned>(dtype) + static_cast<unsigned>(s.rows));
-      // F32 rows of 37 and 101 elements leave a tail shorter than one 8-float vector.
-      const std::size_t cols =
-          dtype == DType::kF32 ? 32 * s.blocks + 5 : block_of(dtype) * s.blocks;
+      // Rows of 37, 69 and 101 elements leave a tail shorter than one vector.
+      const std::size_t cols = 32 * s.blocks + 5;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
       const MatrixView w{dtype, bytes.data(), s.rows, cols};
       auto x = random_floats(rng, s.tokens * cols);
@@ -165,13 +172,18 @@ TEST(TiledMatmul, FloatDecodedBatchMatchesAFloat64ProductForEveryTileEdge) {
       const auto expected64 = float64_product(decoded(w), x_seen, s.rows, cols, s.tokens);
       std::vector<float> expected(expected64.begin(), expected64.end());
       std::vector<float> actual(s.rows * s.tokens);
-      avx2->matmul(w, x.data(), s.tokens, actual.data(), nullptr);
+      table->matmul(w, x.data(), s.tokens, actual.data(), nullptr);
       EXPECT_TRUE(outputs_match(std::string(eredu::to_string(dtype)) + " " +
                                     std::to_string(s.rows) + "x" + std::to_string(s.tokens),
                                 actual.data(), expected.data(), actual.size(), 1e-11));
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Tables, FloatTiles, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& p) {
+                           return std::string(isa_name(p.param));
+                         });
 
 TEST(TiledMatmul, FloatDecodedBatchesOfUpTo16TokensAreBitIdenticalToTheOneTokenPath) {
   for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {

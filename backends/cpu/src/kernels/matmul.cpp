@@ -41,7 +41,7 @@ constexpr std::size_t kGemmTokens = 96;
 constexpr std::size_t kQuantRowBlock = 24;
 constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
 constexpr std::size_t kFloatMinRowTiles = 4;   // long rows: still 4 tiles per activation tile
-constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 4-row tiles
+constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 6-row tiles
 
 // Per-thread scratch that grows to the largest row seen and is then reused (no allocation per
 // call once warm).
@@ -61,6 +61,12 @@ float* scratch_tile(std::size_t n) {
 
 float* scratch_rounded_act(std::size_t n) {
   thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+std::uint16_t* scratch_half_act(std::size_t n) {
+  thread_local std::vector<std::uint16_t> buffer;
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
 }
@@ -163,6 +169,34 @@ std::size_t float_token_chunk(std::size_t rows, std::size_t row_block, std::size
   return n_row_blocks >= 4 * threads ? std::max<std::size_t>(n_tokens, 1) : kGemmTokens;
 }
 
+// Rows per work item of the float tiles: the decoded rows stay within about 128 KiB of cache, in
+// multiples of the ISA's row tile, and at least 4 row tiles.
+std::size_t float_row_block(const VecOps& ops, std::size_t cols) {
+  const std::size_t fit = kFloatBlockBytes / (cols * sizeof(float));
+  const std::size_t tile = ops.float_gemm_row_tile;
+  return std::clamp(fit / tile * tile, kFloatMinRowTiles * tile, kFloatMaxRowBlock / tile * tile);
+}
+
+// F16 weights on an ISA with HalfGemm: the activations are rounded to F16 once (the values
+// round_act_to_half gives, stored as halves), and the tiles read the rows as stored.
+void f16_tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
+                      float* y, ThreadPool* pool) {
+  const auto* rows = static_cast<const std::uint16_t*>(w.data);
+  std::uint16_t* halves = scratch_half_act(n_tokens * w.cols);
+  auto convert = [&](std::size_t t0, std::size_t t1) {
+    ops.f32_to_f16(x + t0 * w.cols, halves + t0 * w.cols, (t1 - t0) * w.cols);
+  };
+  parallel_for(pool, n_tokens, convert, grain_for(4 * w.cols));
+  const std::size_t row_block = float_row_block(ops, w.cols);
+  for_each_tile_item(
+      pool, w.rows, row_block, n_tokens,
+      [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+        ops.f16_gemm(rows + r0 * w.cols, w.cols, r1 - r0, halves + t0 * w.cols, w.cols, t1 - t0,
+                     w.cols, y + t0 * w.rows + r0, w.rows);
+      },
+      float_token_chunk(w.rows, row_block, n_tokens, pool));
+}
+
 // The prompt-batch path; false when this ISA has no tiled kernel for the encoding.
 bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
                   float* y, ThreadPool* pool) {
@@ -190,6 +224,10 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     return true;
   }
 
+  if (w.dtype == DType::kF16 && ops.f16_gemm != nullptr && ops.f32_to_f16 != nullptr) {
+    f16_tiled_matmul(ops, w, x, n_tokens, y, pool);
+    return true;
+  }
   if (ops.float_gemm == nullptr) return false;
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
     float* rounded = scratch_rounded_act(n_tokens * w.cols);
@@ -199,10 +237,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
     x = rounded;
   }
-  const std::size_t fit = kFloatBlockBytes / (w.cols * sizeof(float));
-  const std::size_t tile = ops.float_gemm_row_tile;
-  const std::size_t row_block =
-      std::clamp(fit / tile * tile, kFloatMinRowTiles * tile, kFloatMaxRowBlock / tile * tile);
+  const std::size_t row_block = float_row_block(ops, w.cols);
   for_each_tile_item(
       pool, w.rows, row_block, n_tokens,
       [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {

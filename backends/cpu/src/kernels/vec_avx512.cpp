@@ -3,10 +3,12 @@
 // selected at run time only when cpuid reports AVX-512 F/BW/VL/DQ and VNNI and the OS saves the
 // AVX-512 register state (dispatch.cpp).
 //
-// Every replacement gives exactly the AVX2 table's results (the K-quant products are bit-identical
-// to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2 kernels' float
-// steps on the same exact integers; the float tiles run two tokens' AVX2 chains per 512-bit
-// accumulator), so choosing this table changes speed, never an output.
+// Every integer replacement gives exactly the AVX2 table's results (the K-quant products are
+// bit-identical to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2
+// kernels' float steps on the same exact integers). The float prompt tiles (more than 16 tokens on
+// F32 / F16 / BF16 weights) run 16-lane chains instead of the AVX2 table's 8-lane ones, so their
+// values differ from it by float rounding; one-token and short-batch products are the AVX2
+// table's.
 #include "vec_ops.hpp"
 
 namespace eredu::cpu::detail {
@@ -33,6 +35,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.quant_gemm = gemm;
     o.float_gemm = float_gemm_avx512;
     o.float_gemm_row_tile = kFloatGemmRowsAvx512;
+    o.f16_gemm = f16_gemm_avx512;
     return o;
   }();
   return ops;

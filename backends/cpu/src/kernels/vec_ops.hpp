@@ -49,12 +49,19 @@ using KQuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m,
                             const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
                             float* y, std::size_t ldy);
 
-// FloatGemm: per element one 8-lane FMA chain over k (in steps of 8), summed across lanes, then the
-// k % 8 tail added in order (the order llamafile's tinyBLAS uses for prompt batches, which differs
-// from dot_f32's four-chain order).
+// FloatGemm: per element one FMA chain over k, as wide as the table's vectors (AVX2: 8 lanes,
+// AVX-512: 16), summed across lanes, then the tail of k added in order (the order llamafile's
+// tinyBLAS uses for prompt batches, which differs from dot_f32's four-chain order). The value
+// depends on the table and k only, never on m, n or the tiling.
 using FloatGemm = void (*)(const float* w, std::size_t ldw, std::size_t m, const float* x,
                            std::size_t ldx, std::size_t n, std::size_t k, float* y,
                            std::size_t ldy);
+// HalfGemm: FloatGemm's values for F16 weights and F16 activations, widened as they are loaded
+// (the same chains on the same exact values as FloatGemm on the widened rows), so that the tiles
+// read half the bytes and the rows need no widening pass.
+using HalfGemm = void (*)(const std::uint16_t* w, std::size_t ldw, std::size_t m,
+                          const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
+                          float* y, std::size_t ldy);
 
 struct VecOps {
   // Sum of a[i] * b[i] with a fixed order of operations (depends on n only).
@@ -63,6 +70,9 @@ struct VecOps {
   void (*axpy_f32)(float alpha, const float* x, float* y, std::size_t n);
   // Exact F16 -> F32 widening.
   void (*f16_to_f32)(const std::uint16_t* src, float* dst, std::size_t n);
+  // F32 -> F16, rounding to nearest even (the rounding of round_act_to_half for F16 weights);
+  // null where the ISA has no conversion (only f16_gemm needs it).
+  void (*f32_to_f16)(const float* src, std::uint16_t* dst, std::size_t n);
   // dot_f32(widen(a), b) with the F16 row widened in registers (same accumulators and order, so
   // bit-identical to widening into a buffer first); null: widen, then dot_f32.
   float (*dot_f16_f32)(const std::uint16_t* a, const float* b, std::size_t n);
@@ -96,6 +106,9 @@ struct VecOps {
   // of 15 rows ran a 3-row edge tile in every block on the 4-row AVX-512 tiles, ~15% of F16
   // prefill).
   std::size_t float_gemm_row_tile;
+  // The tiled product of F16 weights with activations rounded to F16, or null (then the rows are
+  // widened for float_gemm). Used for more than kTokenTile tokens, as float_gemm.
+  HalfGemm f16_gemm;
   // Attention over KV rows `stride` elements apart (F32, or F16 when `f16`), for dim a multiple of
   // 8; null: the kernel calls dot_f32 / axpy_f32 per row. attention_scores: out[j] = the value
   // dot_f32(q, row j) gives. attention_weighted_sum: out = the value of zero-filling out and then
@@ -129,7 +142,7 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 
 // AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
 // they do not cover (the table then keeps the AVX2 kernel).
-inline constexpr std::size_t kFloatGemmRowsAvx512 = 4;  // float_gemm_avx512's register tile rows
+inline constexpr std::size_t kFloatGemmRowsAvx512 = 6;  // float_gemm_avx512's register tile rows
 // How far ahead the AVX-512 one-token kernels (Q4_0 / Q8_0 row dots, K-quant decode) hint the
 // weight stream. The AVX2 kernels' ~0.5 KiB (tuned on a Zen 4 guest) left a Zen 5 guest's decode
 // waiting on memory: 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K
@@ -138,6 +151,8 @@ inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
+void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
+                     std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,
                        std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 

@@ -532,6 +532,16 @@ QuantRowDot quant_row_dot(DType dtype) {
   }
 }
 
+void f32_to_f16(const float* src, std::uint16_t* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i)
+    dst[i] = static_cast<std::uint16_t>(_cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT));
+}
+
 // F16: round to nearest even through F16C. BF16: round to nearest even on the bit pattern (ggml's
 // GGML_FP32_TO_BF16), NaN kept quiet.
 void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t n) {
@@ -561,6 +571,7 @@ constexpr VecOps kAvx2Ops{
     .dot_f32 = dot_f32,
     .axpy_f32 = axpy_f32,
     .f16_to_f32 = f16_to_f32,
+    .f32_to_f16 = f32_to_f16,
     .dot_f16_f32 = dot_f16_f32,
     .dot_f32_tokens = dot_f32_tokens,
     .dot_f16_f32_tokens = dot_f16_f32_tokens,
@@ -572,6 +583,7 @@ constexpr VecOps kAvx2Ops{
     .quant_gemm = quant_gemm_avx2,
     .float_gemm = float_gemm_avx2,
     .float_gemm_row_tile = kFloatGemmRowsAvx2,
+    .f16_gemm = nullptr,
     .attention_scores = attention_scores,
     .attention_weighted_sum = attention_weighted_sum,
     .attention_softmax = attention_softmax,
