@@ -39,6 +39,7 @@ constexpr std::size_t kRowGrain = 4;    // rows per scheduling unit
 // each activation tile (streamed from a far cache for long rows) serves at least 4 row tiles.
 constexpr std::size_t kGemmTokens = 96;
 constexpr std::size_t kQuantRowBlock = 24;
+constexpr std::size_t kPromptRowBlock = 32;  // two 16-row groups of the AVX-512 prompt tiles
 constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
 constexpr std::size_t kFloatMinRowTiles = 4;   // long rows: still 4 tiles per activation tile
 constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 6-row tiles
@@ -202,6 +203,30 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
                   float* y, ThreadPool* pool) {
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
+
+  const QuantPromptGemm prompt_gemm =
+      n_tokens > kTokenTile && ops.quantize_act_q8 != nullptr && ops.quant_prompt_gemm != nullptr
+          ? ops.quant_prompt_gemm(w.dtype)
+          : nullptr;
+  if (prompt_gemm != nullptr) {
+    const std::size_t n_blocks = w.cols / 32;
+    ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
+    auto quantize = [&](std::size_t t0, std::size_t t1) {
+      for (std::size_t t = t0; t < t1; ++t)
+        ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
+    };
+    parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+    // A work item repacks its rows once, so it takes all the tokens when there are enough row
+    // blocks to keep every thread busy.
+    for_each_tile_item(
+        pool, w.rows, kPromptRowBlock, n_tokens,
+        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+          prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks, n_blocks,
+                      t1 - t0, y + t0 * w.rows + r0, w.rows);
+        },
+        float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
+    return true;
+  }
 
   const QuantGemm qgemm = ops.quantize_act_q8 != nullptr && ops.quant_gemm != nullptr
                               ? ops.quant_gemm(w.dtype)

@@ -33,6 +33,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.kquant_gemm = kquant_gemm_avx512;
     o.quant_row_dot = row_dot;
     o.quant_gemm = gemm;
+    o.quant_prompt_gemm = quant_prompt_gemm_avx512;
     o.float_gemm = float_gemm_avx512;
     o.float_gemm_row_tile = kFloatGemmRowsAvx512;
     o.f16_gemm = f16_gemm_avx512;

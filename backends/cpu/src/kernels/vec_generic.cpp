@@ -53,6 +53,7 @@ constexpr VecOps kGenericOps{
     .kquant_gemm = nullptr,
     .round_act_to_half = nullptr,
     .quant_gemm = no_quant_gemm,
+    .quant_prompt_gemm = nullptr,
     .float_gemm = nullptr,
     .float_gemm_row_tile = 1,
     .f16_gemm = nullptr,

@@ -42,6 +42,12 @@ using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, c
 constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blocks) {
   return 2 * n_blocks * (m + 4);
 }
+// A prompt product for a weight encoding (more than kTokenTile tokens), y[t * ldy + r], with
+// numerics of its own (each kernel documents them); it is never used for one token or a short
+// batch, so those keep the one-token values.
+using QuantPromptGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m,
+                                 const ActQ8Block* x, std::size_t n_blocks, std::size_t n, float* y,
+                                 std::size_t ldy);
 // K-quant (and IQ4_XS) products against q8_K activation blocks, for one or more tokens, written
 // into y[t * ldy + r]: each element is exactly reference::dot_q8_K of its row and token (same
 // integer sums, same fused multiply-adds in the same order), whatever m, n and the tiling.
@@ -99,6 +105,8 @@ struct VecOps {
   // The tiled integer product for a weight encoding, or null (then rows go through quant_row_dot
   // or are decoded). Used for more than one token.
   QuantGemm (*quant_gemm)(DType dtype);
+  // The prompt product for a weight encoding, or null (then quant_gemm); null: none at all.
+  QuantPromptGemm (*quant_prompt_gemm)(DType dtype);
   // The tiled float product, or null (then dot_f32 per element). Used for more than one token on
   // weights decoded (or stored) as F32.
   FloatGemm float_gemm;
@@ -151,6 +159,7 @@ inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
+QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,

@@ -1,0 +1,193 @@
+// AVX-512 VNNI prompt tiles for Q4_0 and Q8_0 weights: the products of more than kTokenTile tokens
+// (a prompt), where a work item's rows are read by many tokens. Compiled with the AVX-512 flags
+// (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
+//
+// Numerics (tested bit for bit against this definition, test_avx512_prompt_tiles.cpp): per
+// (row, token), block after block, the exact integer dot S_b of the block's 32 codes with the 32
+// activation bytes, then acc = fma(d_w * d_x, float(S_b), acc). The one-token row dots
+// (quant_avx512.cpp) keep the AVX2 table's 8 float lanes per block instead; the two differ by float
+// rounding, which is why short batches (a speculative verification) keep the row-dot tiles and
+// give every token its one-token value.
+//
+// Layout: a work item first repacks its rows in groups of 16, once for all its tokens. Per block,
+// 4-code slices of the 16 rows lie side by side (dword g of row r at codes[g][r]), so one vpdpbusd
+// adds 4 products to each of 16 rows' sums for one token, the 4 activation bytes broadcast to every
+// lane from memory: 8 instructions form a block's 16 exact sums, and one conversion, one product
+// of scales and one fused multiply-add per 16 rows finish it. The tile that keeps the AVX2 lanes
+// needs, per 8 rows x 2 tokens, two lanes' worth of conversion, scaling and accumulation per block.
+//
+// vpdpbusd multiplies unsigned by signed bytes: the activations enter as unsigned (value + 128,
+// the sign bit flipped) and the codes as signed; the offset's share, 128 * (sum of the row's
+// codes), is computed at the repack and is the start value of every token's sum.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "../avx2/simd_avx2.hpp"
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+constexpr std::size_t kLanes = 16;  // rows per group, one int32 lane each
+constexpr int kTokens = 8;          // tokens per tile: 8 integer and 8 float accumulators
+
+// One block of a 16-row group, repacked.
+struct GroupBlock {
+  alignas(64) std::int32_t codes[8][kLanes];  // 4 signed codes per row per dword
+  alignas(64) std::int32_t start[kLanes];     // -128 * sum of the row's 32 codes
+  alignas(64) float d[kLanes];                // the row's block scale
+};
+
+// Per encoding: a block's 32 codes as signed bytes (element order), and their sum.
+struct Q4_0 {
+  using Block = enc::BlockQ4_0;
+  static int codes(const Block& b, std::int8_t* out) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_sub_epi8(low, _mm_set1_epi8(8)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_sub_epi8(high, _mm_set1_epi8(8)));
+    const __m128i sums = _mm_add_epi64(_mm_sad_epu8(low, _mm_setzero_si128()),
+                                       _mm_sad_epu8(high, _mm_setzero_si128()));
+    return _mm_cvtsi128_si32(sums) + _mm_extract_epi32(sums, 2) - 8 * 32;
+  }
+};
+
+struct Q8_0 {
+  using Block = enc::BlockQ8_0;
+  static int codes(const Block& b, std::int8_t* out) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q);
+    const __m256i sums =
+        _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8(-128)), _mm256_setzero_si256());
+    const __m128i s =
+        _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    return _mm_cvtsi128_si32(s) + _mm_extract_epi32(s, 2) - 128 * 32;
+  }
+};
+
+// Repacks rows [0, rows) (rows <= 16) of a group into out[0 .. n_blocks); missing rows are zero.
+template <typename F>
+void repack_group(const std::byte* w, std::size_t w_stride, std::size_t rows, std::size_t n_blocks,
+                  GroupBlock* out) {
+  std::memset(static_cast<void*>(out), 0, n_blocks * sizeof(GroupBlock));
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto* row = reinterpret_cast<const typename F::Block*>(w + r * w_stride);
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+      alignas(32) std::int8_t codes[32];
+      const int sum = F::codes(row[b], codes);
+      GroupBlock& gb = out[b];
+      for (int g = 0; g < 8; ++g)
+        std::memcpy(&gb.codes[g][r], codes + 4 * g, 4);
+      gb.start[r] = -128 * sum;
+      gb.d[r] = half_to_float(row[b].d);
+    }
+  }
+}
+
+// A token tile's activations: per token and block, the 32 bytes as unsigned (value + 128) and
+// the scale; token t reads xu + (t * n_blocks + b) * 32 and xd[t * n_blocks + b].
+struct TokenTile {
+  const std::uint8_t* xu;
+  const float* xd;
+};
+
+// One group of 16 rows x T tokens over all blocks; token t's 16 row values go to y + t * ldy
+// (the rows in `rows`).
+template <int T>
+void tile(const GroupBlock* group, std::size_t n_blocks, const TokenTile& x, std::size_t rn,
+          __mmask16 rows, float* y, std::size_t ldy) {
+  __m512 acc[T];
+#pragma GCC unroll 16
+  for (int t = 0; t < T; ++t)
+    acc[t] = _mm512_setzero_ps();
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const GroupBlock& gb = group[b];
+    const __m512i start = _mm512_load_si512(gb.start);
+    __m512i sum[T];
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t)
+      sum[t] = start;
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m512i codes = _mm512_load_si512(gb.codes[g]);
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) {
+        std::int32_t four;
+        std::memcpy(&four, x.xu + (static_cast<std::size_t>(t) * n_blocks + b) * 32 + 4 * g, 4);
+        sum[t] = _mm512_dpbusd_epi32(sum[t], _mm512_set1_epi32(four), codes);
+      }
+    }
+    const __m512 wd = _mm512_load_ps(gb.d);
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) {
+      const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(x.xd[t * n_blocks + b]));
+      acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum[t]), acc[t]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < T; ++t) {
+    if (static_cast<std::size_t>(t) < rn) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
+  }
+}
+
+template <typename F>
+void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+                 std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  const std::size_t n_groups = (m + kLanes - 1) / kLanes;
+  thread_local std::vector<GroupBlock> groups;
+  thread_local std::vector<std::uint8_t> xu;
+  thread_local std::vector<float> xd;
+  if (groups.size() < n_groups * n_blocks) groups.resize(n_groups * n_blocks);
+  if (xu.size() < kTokens * n_blocks * 32) xu.resize(kTokens * n_blocks * 32);
+  if (xd.size() < kTokens * n_blocks) xd.resize(kTokens * n_blocks);
+  const auto* wb = static_cast<const std::byte*>(w);
+  for (std::size_t g = 0; g < n_groups; ++g) {
+    const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
+    repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                    groups.data() + g * n_blocks);
+  }
+  const TokenTile tokens{xu.data(), xd.data()};
+  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
+    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
+    // The tile's activations (a short last tile repeats its last token; those lanes are dropped).
+    for (std::size_t t = 0; t < kTokens; ++t) {
+      const ActQ8Block* src = x + (t0 + (t < rn ? t : rn - 1)) * n_blocks;
+      for (std::size_t b = 0; b < n_blocks; ++b) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[b].qs));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(xu.data() + (t * n_blocks + b) * 32),
+                            _mm256_xor_si256(q, _mm256_set1_epi8(-128)));
+        xd[t * n_blocks + b] = src[b].d;
+      }
+    }
+    for (std::size_t g = 0; g < n_groups; ++g) {
+      const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
+      const auto mask = static_cast<__mmask16>((1U << rows) - 1U);
+      tile<kTokens>(groups.data() + g * n_blocks, n_blocks, tokens, rn, mask,
+                    y + t0 * ldy + g * kLanes, ldy);
+    }
+  }
+}
+
+}  // namespace
+
+QuantPromptGemm quant_prompt_gemm_avx512(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_0:
+      return prompt_gemm<Q4_0>;
+    case DType::kQ8_0:
+      return prompt_gemm<Q8_0>;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace eredu::cpu::detail

@@ -1,0 +1,120 @@
+// The AVX-512 prompt tiles for Q4_0 and Q8_0 (more than 16 tokens) against their definition,
+// computed here from the decoded blocks: per (row, token), block after block, the exact integer
+// dot S of the block's codes with the activation's 8-bit codes, then
+// acc = fma(d_w * d_x, float(S), acc). On activations that quantize exactly (k / 64 per element,
+// each block holding +-127, so d_x = 1/64 and the codes are k) every element must match bit for
+// bit: rows around the 16-row groups and the 32-row work items, token counts around the 8-token
+// tiles and past one 96-token chunk, on 1 and 3 threads. Short batches keep the one-token values
+// (test_avx512_matmul.cpp compares them with the AVX2 table).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
+#include "op_parity.hpp"
+
+namespace {
+
+using eredu::DType;
+using eredu::cpu::Isa;
+using eredu::cpu::MatrixView;
+using eredu::cpu::ThreadPool;
+using namespace eredu::testing::op_parity;
+namespace enc = eredu::encoding;
+
+// Activations k / 64, k in [-127, 127], each block of 32 holding 127 once: the 8-bit codes are k.
+std::vector<int> grid_codes(std::mt19937& rng, std::size_t n) {
+  std::uniform_int_distribution<int> k_dist(-127, 127);
+  std::vector<int> k(n);
+  for (std::size_t i = 0; i < n; ++i)
+    k[i] = i % 32 == 0 ? 127 : k_dist(rng);
+  return k;
+}
+
+// The signed codes and scale of block b of a packed row.
+void block_codes(DType dtype, const std::byte* row, std::size_t b, int* codes, float* d) {
+  if (dtype == DType::kQ4_0) {
+    const auto& blk = reinterpret_cast<const enc::BlockQ4_0*>(row)[b];
+    for (int i = 0; i < 16; ++i) {
+      codes[i] = (blk.qs[i] & 0x0F) - 8;
+      codes[i + 16] = (blk.qs[i] >> 4) - 8;
+    }
+    *d = enc::fp16_to_fp32(blk.d);
+  } else {
+    const auto& blk = reinterpret_cast<const enc::BlockQ8_0*>(row)[b];
+    for (int i = 0; i < 32; ++i)
+      codes[i] = blk.qs[i];
+    *d = enc::fp16_to_fp32(blk.d);
+  }
+}
+
+struct Shape {
+  std::size_t rows;
+  std::size_t tokens;
+  std::size_t blocks;
+};
+
+TEST(Avx512PromptTiles, Q4_0AndQ8_0PromptsEqualTheBlockSumDefinitionBitForBit) {
+  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
+  if (avx512 == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  const std::vector<Shape> shapes = {{1, 17, 1},  {15, 24, 2}, {16, 25, 3},  {17, 31, 1},
+                                     {33, 40, 2}, {40, 97, 1}, {67, 130, 2}, {5, 19, 5}};
+  ThreadPool three(3);
+  for (DType dtype : {DType::kQ4_0, DType::kQ8_0}) {
+    for (const Shape& s : shapes) {
+      std::mt19937 rng(6100 + static_cast<unsigned>(dtype) * 13 + static_cast<unsigned>(s.rows));
+      const std::size_t cols = 32 * s.blocks;
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
+      const MatrixView w{dtype, bytes.data(), s.rows, cols};
+      const std::size_t row_bytes = eredu::cpu::packed_row_bytes(dtype, cols);
+      const std::vector<int> k = grid_codes(rng, s.tokens * cols);
+      std::vector<float> x(k.size());
+      for (std::size_t i = 0; i < k.size(); ++i)
+        x[i] = static_cast<float>(k[i]) / 64.0F;
+
+      std::vector<float> expected(s.tokens * s.rows);
+      const float xd = 1.0F / 64.0F;
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        const std::byte* row = bytes.data() + r * row_bytes;
+        for (std::size_t t = 0; t < s.tokens; ++t) {
+          float acc = 0.0F;
+          for (std::size_t b = 0; b < s.blocks; ++b) {
+            int codes[32];
+            float wd = 0.0F;
+            block_codes(dtype, row, b, codes, &wd);
+            int sum = 0;
+            for (int i = 0; i < 32; ++i)
+              sum += codes[i] * k[t * cols + 32 * b + i];
+            acc = std::fma(wd * xd, static_cast<float>(sum), acc);
+          }
+          expected[t * s.rows + r] = acc;
+        }
+      }
+
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+        std::vector<float> actual(expected.size(), -2.0F);
+        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        std::size_t differ = 0;
+        std::size_t first = 0;
+        for (std::size_t i = 0; i < actual.size(); ++i) {
+          if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
+                              << " tokens x " << cols << " cols, "
+                              << (pool == nullptr ? 1 : pool->size()) << " threads: first at "
+                              << first << ": " << actual[first] << " vs " << expected[first];
+      }
+    }
+  }
+}
+
+}  // namespace
