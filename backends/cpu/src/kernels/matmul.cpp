@@ -72,6 +72,18 @@ std::uint16_t* scratch_half_act(std::size_t n) {
   return buffer.data();
 }
 
+std::uint8_t* scratch_prompt_codes(std::size_t n) {
+  thread_local std::vector<std::uint8_t> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+float* scratch_prompt_scales(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
 ActQ8Block* scratch_act(std::size_t n_blocks) {
   thread_local std::vector<ActQ8Block> buffer;
   if (buffer.size() < n_blocks) buffer.resize(n_blocks);
@@ -209,11 +221,20 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
           ? ops.quant_prompt_gemm(w.dtype)
           : nullptr;
   if (prompt_gemm != nullptr) {
+    // Quantized once, then laid out as the prompt products read them (codes + 128, scales apart).
     const std::size_t n_blocks = w.cols / 32;
     ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
+    std::uint8_t* codes = scratch_prompt_codes(n_blocks * n_tokens * 32);
+    float* scales = scratch_prompt_scales(n_blocks * n_tokens);
     auto quantize = [&](std::size_t t0, std::size_t t1) {
-      for (std::size_t t = t0; t < t1; ++t)
+      for (std::size_t t = t0; t < t1; ++t) {
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
+        for (std::size_t b = t * n_blocks; b < (t + 1) * n_blocks; ++b) {
+          for (std::size_t i = 0; i < 32; ++i)
+            codes[32 * b + i] = static_cast<std::uint8_t>(xq[b].qs[i] + 128);
+          scales[b] = xq[b].d;
+        }
+      }
     };
     parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
     // A work item repacks its rows once, so it takes all the tokens when there are enough row
@@ -221,8 +242,9 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     for_each_tile_item(
         pool, w.rows, kPromptRowBlock, n_tokens,
         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
-          prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks, n_blocks,
-                      t1 - t0, y + t0 * w.rows + r0, w.rows);
+          const PromptActivations xt{codes + t0 * n_blocks * 32, scales + t0 * n_blocks};
+          prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xt, n_blocks, t1 - t0,
+                      y + t0 * w.rows + r0, w.rows);
         },
         float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
     return true;

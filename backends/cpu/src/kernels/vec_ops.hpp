@@ -42,12 +42,19 @@ using QuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m, c
 constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blocks) {
   return 2 * n_blocks * (m + 4);
 }
+// A prompt's 8-bit activations as the prompt products read them: token t's block b is 32 codes
+// plus 128 as unsigned bytes at codes + (t * n_blocks + b) * 32, and its scale at
+// d[t * n_blocks + b] (the values of the ActQ8Blocks they come from).
+struct PromptActivations {
+  const std::uint8_t* codes;
+  const float* d;
+};
 // A prompt product for a weight encoding (more than kTokenTile tokens), y[t * ldy + r], with
 // numerics of its own (each kernel documents them); it is never used for one token or a short
 // batch, so those keep the one-token values.
 using QuantPromptGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m,
-                                 const ActQ8Block* x, std::size_t n_blocks, std::size_t n, float* y,
-                                 std::size_t ldy);
+                                 const PromptActivations& x, std::size_t n_blocks, std::size_t n,
+                                 float* y, std::size_t ldy);
 // K-quant (and IQ4_XS) products against q8_K activation blocks, for one or more tokens, written
 // into y[t * ldy + r]: each element is exactly reference::dot_q8_K of its row and token (same
 // integer sums, same fused multiply-adds in the same order), whatever m, n and the tiling.

@@ -46,65 +46,84 @@ struct GroupBlock {
   alignas(64) float d[kLanes];                // the row's block scale
 };
 
-// Per encoding: a block's 32 codes as signed bytes (element order), and their sum.
+// Per encoding: a block's 32 codes as signed bytes, in element order.
 struct Q4_0 {
   using Block = enc::BlockQ4_0;
-  static int codes(const Block& b, std::int8_t* out) {
+  static __m256i codes(const Block& b) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_sub_epi8(low, _mm_set1_epi8(8)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_sub_epi8(high, _mm_set1_epi8(8)));
-    const __m128i sums = _mm_add_epi64(_mm_sad_epu8(low, _mm_setzero_si128()),
-                                       _mm_sad_epu8(high, _mm_setzero_si128()));
-    return _mm_cvtsi128_si32(sums) + _mm_extract_epi32(sums, 2) - 8 * 32;
+    const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed),
+                                             _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
   }
 };
 
 struct Q8_0 {
   using Block = enc::BlockQ8_0;
-  static int codes(const Block& b, std::int8_t* out) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q);
-    const __m256i sums =
-        _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8(-128)), _mm256_setzero_si256());
-    const __m128i s =
-        _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-    return _mm_cvtsi128_si32(s) + _mm_extract_epi32(s, 2) - 128 * 32;
+  static __m256i codes(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   }
 };
+
+// Rows r (low halves, dwords 0..7) and r + 8 (high halves) in z[r], r < 8, become dword g of the
+// 16 rows in z[g]: an 8 x 8 dword transpose in each 256-bit half.
+inline void transpose_halves(__m512i (&z)[8]) {
+  __m512i t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]);
+  }
+  __m512i u[8];
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);          // dwords 0, 4
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);      // dwords 1, 5
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 2, 6
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 3, 7
+  }
+  // Per half, 128-bit lane 0 of u[j] (rows 0-3) then of u[j + 4] (rows 4-7) is dword j, lane 1
+  // dword j + 4.
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  for (int j = 0; j < 4; ++j) {
+    z[j] = _mm512_permutex2var_epi64(u[j], first, u[j + 4]);
+    z[j + 4] = _mm512_permutex2var_epi64(u[j], second, u[j + 4]);
+  }
+}
 
 // Repacks rows [0, rows) (rows <= 16) of a group into out[0 .. n_blocks); missing rows are zero.
 template <typename F>
 void repack_group(const std::byte* w, std::size_t w_stride, std::size_t rows, std::size_t n_blocks,
                   GroupBlock* out) {
-  std::memset(static_cast<void*>(out), 0, n_blocks * sizeof(GroupBlock));
-  for (std::size_t r = 0; r < rows; ++r) {
-    const auto* row = reinterpret_cast<const typename F::Block*>(w + r * w_stride);
-    for (std::size_t b = 0; b < n_blocks; ++b) {
-      alignas(32) std::int8_t codes[32];
-      const int sum = F::codes(row[b], codes);
-      GroupBlock& gb = out[b];
-      for (int g = 0; g < 8; ++g)
-        std::memcpy(&gb.codes[g][r], codes + 4 * g, 4);
-      gb.start[r] = -128 * sum;
-      gb.d[r] = half_to_float(row[b].d);
+  auto row = [&](std::size_t r) {
+    return reinterpret_cast<const typename F::Block*>(w + r * w_stride);
+  };
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    __m512i z[8];
+    alignas(32) std::uint16_t d[kLanes] = {};
+    for (std::size_t r = 0; r < 8; ++r) {
+      const __m256i lo = r < rows ? F::codes(row(r)[b]) : _mm256_setzero_si256();
+      const __m256i hi = r + 8 < rows ? F::codes(row(r + 8)[b]) : _mm256_setzero_si256();
+      z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     }
+    for (std::size_t r = 0; r < rows; ++r)
+      d[r] = row(r)[b].d;
+    transpose_halves(z);
+    GroupBlock& gb = out[b];
+    __m512i sum = _mm512_setzero_si512();
+    for (int g = 0; g < 8; ++g) {
+      _mm512_store_si512(gb.codes[g], z[g]);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), z[g]);  // the rows' code sums
+    }
+    _mm512_store_si512(gb.start,
+                       _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7)));
+    _mm512_store_ps(gb.d, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d))));
   }
 }
 
-// A token tile's activations: per token and block, the 32 bytes as unsigned (value + 128) and
-// the scale; token t reads xu + (t * n_blocks + b) * 32 and xd[t * n_blocks + b].
-struct TokenTile {
-  const std::uint8_t* xu;
-  const float* xd;
-};
-
-// One group of 16 rows x T tokens over all blocks; token t's 16 row values go to y + t * ldy
-// (the rows in `rows`).
+// One group of 16 rows x T tokens over all blocks: token t (its activations at xt[t]) writes its
+// 16 row values to y + t * ldy (the rows in `rows`), for t < rn.
 template <int T>
-void tile(const GroupBlock* group, std::size_t n_blocks, const TokenTile& x, std::size_t rn,
-          __mmask16 rows, float* y, std::size_t ldy) {
+void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* const (&xu)[T],
+          const float* const (&xd)[T], std::size_t rn, __mmask16 rows, float* y, std::size_t ldy) {
   __m512 acc[T];
 #pragma GCC unroll 16
   for (int t = 0; t < T; ++t)
@@ -122,14 +141,14 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const TokenTile& x, std
 #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) {
         std::int32_t four;
-        std::memcpy(&four, x.xu + (static_cast<std::size_t>(t) * n_blocks + b) * 32 + 4 * g, 4);
+        std::memcpy(&four, xu[t] + 32 * b + 4 * g, 4);
         sum[t] = _mm512_dpbusd_epi32(sum[t], _mm512_set1_epi32(four), codes);
       }
     }
     const __m512 wd = _mm512_load_ps(gb.d);
 #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) {
-      const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(x.xd[t * n_blocks + b]));
+      const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(xd[t][b]));
       acc[t] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum[t]), acc[t]);
     }
   }
@@ -140,38 +159,31 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const TokenTile& x, std
 }
 
 template <typename F>
-void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   const std::size_t n_groups = (m + kLanes - 1) / kLanes;
   thread_local std::vector<GroupBlock> groups;
-  thread_local std::vector<std::uint8_t> xu;
-  thread_local std::vector<float> xd;
   if (groups.size() < n_groups * n_blocks) groups.resize(n_groups * n_blocks);
-  if (xu.size() < kTokens * n_blocks * 32) xu.resize(kTokens * n_blocks * 32);
-  if (xd.size() < kTokens * n_blocks) xd.resize(kTokens * n_blocks);
   const auto* wb = static_cast<const std::byte*>(w);
   for (std::size_t g = 0; g < n_groups; ++g) {
     const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
     repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
                     groups.data() + g * n_blocks);
   }
-  const TokenTile tokens{xu.data(), xd.data()};
   for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
     const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
-    // The tile's activations (a short last tile repeats its last token; those lanes are dropped).
+    // A short last tile repeats its last token (those lanes are computed and dropped).
+    const std::uint8_t* xu[kTokens];
+    const float* xd[kTokens];
     for (std::size_t t = 0; t < kTokens; ++t) {
-      const ActQ8Block* src = x + (t0 + (t < rn ? t : rn - 1)) * n_blocks;
-      for (std::size_t b = 0; b < n_blocks; ++b) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[b].qs));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(xu.data() + (t * n_blocks + b) * 32),
-                            _mm256_xor_si256(q, _mm256_set1_epi8(-128)));
-        xd[t * n_blocks + b] = src[b].d;
-      }
+      const std::size_t token = t0 + (t < rn ? t : rn - 1);
+      xu[t] = x.codes + token * n_blocks * 32;
+      xd[t] = x.d + token * n_blocks;
     }
     for (std::size_t g = 0; g < n_groups; ++g) {
       const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
       const auto mask = static_cast<__mmask16>((1U << rows) - 1U);
-      tile<kTokens>(groups.data() + g * n_blocks, n_blocks, tokens, rn, mask,
+      tile<kTokens>(groups.data() + g * n_blocks, n_blocks, xu, xd, rn, mask,
                     y + t0 * ldy + g * kLanes, ldy);
     }
   }
