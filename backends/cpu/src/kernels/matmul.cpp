@@ -143,6 +143,16 @@ void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_bloc
   parallel_for(pool, n_row_blocks * n_chunks, items, 1, Schedule::kChunked);
 }
 
+// Float tiles: a work item decodes its row block once, so it takes all the tokens when there are
+// enough row blocks to keep every thread busy (llama1b F16: the row decode was ~15% of a 128-token
+// prompt split into 96 + 32 tokens, and 6x the work for 512); only few rows split the tokens too.
+std::size_t float_token_chunk(std::size_t rows, std::size_t row_block, std::size_t n_tokens,
+                              const ThreadPool* pool) {
+  const std::size_t threads = pool != nullptr ? pool->size() : 1;
+  const std::size_t n_row_blocks = (rows + row_block - 1) / row_block;
+  return n_row_blocks >= 4 * threads ? std::max<std::size_t>(n_tokens, 1) : kGemmTokens;
+}
+
 // K-quants and IQ4_XS on an ISA with their integer kernel, for any token count: the activations
 // are quantized to q8_K once (in parallel across tokens), then one token splits the rows across
 // threads (the kernel streams one row at a time) and several tokens run the tiled grid.
@@ -165,21 +175,26 @@ void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, con
       ops.quantize_act_q8k(x + t * w.cols, xq + t * n_super, w.cols);
   };
   parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+  const KQuantGemm prompt_gemm = n_tokens > kTokenTile && ops.kquant_prompt_gemm != nullptr
+                                     ? ops.kquant_prompt_gemm(w.dtype)
+                                     : nullptr;
+  if (prompt_gemm != nullptr) {
+    // A work item repacks its rows once, so it takes all the tokens when there are enough row
+    // blocks to keep every thread busy.
+    for_each_tile_item(
+        pool, w.rows, kPromptRowBlock, n_tokens,
+        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+          prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_super, n_super,
+                      t1 - t0, y + t0 * w.rows + r0, w.rows);
+        },
+        float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
+    return;
+  }
   for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                      [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
                        kgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_super, n_super,
                              t1 - t0, y + t0 * w.rows + r0, w.rows);
                      });
-}
-
-// Float tiles: a work item decodes its row block once, so it takes all the tokens when there are
-// enough row blocks to keep every thread busy (llama1b F16: the row decode was ~15% of a 128-token
-// prompt split into 96 + 32 tokens, and 6x the work for 512); only few rows split the tokens too.
-std::size_t float_token_chunk(std::size_t rows, std::size_t row_block, std::size_t n_tokens,
-                              const ThreadPool* pool) {
-  const std::size_t threads = pool != nullptr ? pool->size() : 1;
-  const std::size_t n_row_blocks = (rows + row_block - 1) / row_block;
-  return n_row_blocks >= 4 * threads ? std::max<std::size_t>(n_tokens, 1) : kGemmTokens;
 }
 
 // Rows per work item of the float tiles: the decoded rows stay within about 128 KiB of cache, in

@@ -31,6 +31,7 @@ const VecOps& vec_ops_avx512() noexcept {
   static const VecOps ops = [] {
     VecOps o = vec_ops_avx2();
     o.kquant_gemm = kquant_gemm_avx512;
+    o.kquant_prompt_gemm = kquant_prompt_gemm_avx512;
     o.quant_row_dot = row_dot;
     o.quant_gemm = gemm;
     o.quant_prompt_gemm = quant_prompt_gemm_avx512;

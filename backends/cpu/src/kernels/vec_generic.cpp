@@ -51,6 +51,7 @@ constexpr VecOps kGenericOps{
     .quant_row_dot = no_quant_row_dot,
     .quantize_act_q8k = nullptr,
     .kquant_gemm = nullptr,
+    .kquant_prompt_gemm = nullptr,
     .round_act_to_half = nullptr,
     .quant_gemm = no_quant_gemm,
     .quant_prompt_gemm = nullptr,

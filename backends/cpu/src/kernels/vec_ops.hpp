@@ -106,6 +106,9 @@ struct VecOps {
   void (*quantize_act_q8k)(const float* x, encoding::BlockQ8_K* y, std::size_t n);
   // The K-quant integer product for a weight encoding, or null (then rows are decoded).
   KQuantGemm (*kquant_gemm)(DType dtype);
+  // A K-quant product for prompts (more than kTokenTile tokens: it repacks its rows once per work
+  // item), with kquant_gemm's values; null, or null for an encoding: kquant_gemm.
+  KQuantGemm (*kquant_prompt_gemm)(DType dtype);
   // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
   // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
   void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
@@ -167,6 +170,7 @@ KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
+KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
 void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,

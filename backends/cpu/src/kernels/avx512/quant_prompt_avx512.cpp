@@ -29,6 +29,7 @@
 #include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
+#include "transpose_avx512.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -63,31 +64,6 @@ struct Q8_0 {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   }
 };
-
-// Rows r (low halves, dwords 0..7) and r + 8 (high halves) in z[r], r < 8, become dword g of the
-// 16 rows in z[g]: an 8 x 8 dword transpose in each 256-bit half.
-inline void transpose_halves(__m512i (&z)[8]) {
-  __m512i t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]);
-  }
-  __m512i u[8];
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);          // dwords 0, 4
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);      // dwords 1, 5
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 2, 6
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 3, 7
-  }
-  // Per half, 128-bit lane 0 of u[j] (rows 0-3) then of u[j + 4] (rows 4-7) is dword j, lane 1
-  // dword j + 4.
-  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
-  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-  for (int j = 0; j < 4; ++j) {
-    z[j] = _mm512_permutex2var_epi64(u[j], first, u[j + 4]);
-    z[j + 4] = _mm512_permutex2var_epi64(u[j], second, u[j + 4]);
-  }
-}
 
 // Repacks rows [0, rows) (rows <= 16) of a group into out[0 .. n_blocks); missing rows are zero.
 template <typename F>
