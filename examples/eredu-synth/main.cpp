@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
       app.add_option("--rms-eps", given.rms_eps, "RMS norm epsilon (default 1e-5)");
   app.add_option("--type", type_name,
                  "Matrix encoding: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, "
-                 "Q4_K, Q5_K, Q6_K (mixture names such as Q4_K_M mean their base type; default "
+                 "Q4_K, Q5_K, Q6_K, Q4_K_M, Q5_K_M (llama-quantize's medium mixtures; other "
+                 "mixture names such as Q3_K_S mean their base type; default "
                  "F16)");
   app.add_option("--seed", seed, "Random seed (default 1)");
   app.add_option("--name", name, "general.name (default: the preset or 'synthetic-llama')");
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
   SynthSpec spec;
   spec.shape = shape;
   spec.encoding = *encoding;
+  spec.mixture = eredu::synth::parse_mixture(type_name);
   spec.seed = seed;
   spec.name = !name.empty() ? name : (!preset.empty() ? preset : "synthetic-llama");
   spec.threads = threads;

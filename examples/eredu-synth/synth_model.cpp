@@ -43,7 +43,7 @@ void add_metadata(GgufStreamWriter& w, const SynthSpec& spec) {
     w.add_metadata("llama.attention.key_length", u32(s.head_dim));
     w.add_metadata("llama.attention.value_length", u32(s.head_dim));
   }
-  w.add_metadata("general.file_type", u32(llama_file_type(spec.encoding)));
+  w.add_metadata("general.file_type", u32(llama_file_type(spec.encoding, spec.mixture)));
 
   SynthVocabulary vocab = make_vocabulary(s.vocab);
   w.add_metadata("tokenizer.ggml.model", GgufValue("llama"));
@@ -135,25 +135,27 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& spec) {
   const auto norm = [&](std::string name) {
     plan.push_back({std::move(name), {s.hidden}, DType::kF32, true, false});
   };
-  const auto matrix = [&](std::string name, std::uint64_t rows, std::uint64_t row_length) {
+  const auto matrix = [&](std::string name, std::uint64_t rows, std::uint64_t row_length,
+                          bool more_bits = false) {
+    // A medium mixture's Q6_K has the same 256-element blocks as Q4_K / Q5_K.
+    const DType type = spec.mixture == Mixture::kMedium && more_bits ? DType::kQ6_K : spec.encoding;
     const bool fits = row_length % block == 0;
-    plan.push_back(
-        {std::move(name), {rows, row_length}, fits ? spec.encoding : DType::kF16, false, !fits});
+    plan.push_back({std::move(name), {rows, row_length}, fits ? type : DType::kF16, false, !fits});
   };
   matrix("token_embd.weight", s.vocab, s.hidden);
   norm("output_norm.weight");
-  matrix("output.weight", s.vocab, s.hidden);
+  matrix("output.weight", s.vocab, s.hidden, true);
   for (std::uint32_t l = 0; l < s.layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     norm(p + "attn_norm.weight");
     matrix(p + "attn_q.weight", q_rows, s.hidden);
     matrix(p + "attn_k.weight", kv_rows, s.hidden);
-    matrix(p + "attn_v.weight", kv_rows, s.hidden);
+    matrix(p + "attn_v.weight", kv_rows, s.hidden, uses_more_bits(l, s.layers));
     matrix(p + "attn_output.weight", s.hidden, q_rows);
     norm(p + "ffn_norm.weight");
     matrix(p + "ffn_gate.weight", s.ffn, s.hidden);
     matrix(p + "ffn_up.weight", s.ffn, s.hidden);
-    matrix(p + "ffn_down.weight", s.hidden, s.ffn);
+    matrix(p + "ffn_down.weight", s.hidden, s.ffn, uses_more_bits(l, s.layers));
   }
   return plan;
 }

@@ -27,8 +27,9 @@ struct PlannedTensor {
 
 // The tensors in the order llama.cpp's converter writes a Llama model: token_embd, output_norm,
 // output, then per block attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate,
-// ffn_up, ffn_down. Norms are F32; matrices take `spec.encoding`, or F16 where their row length
-// is not a multiple of its block size.
+// ffn_up, ffn_down. Norms are F32; matrices take `spec.encoding` (in a medium mixture, output and
+// the attn_v / ffn_down of the layers uses_more_bits names take Q6_K), or F16 where their row
+// length is not a multiple of its block size.
 [[nodiscard]] std::vector<PlannedTensor> plan_tensors(const SynthSpec& spec);
 
 struct WriteReport {

@@ -104,12 +104,28 @@ Result<DType> parse_encoding(std::string_view name) {
           .with_subject(std::string(name)));
 }
 
-std::uint32_t llama_file_type(DType dtype) noexcept {
+Mixture parse_mixture(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper == "Q4_K_M" || upper == "Q5_K_M" ? Mixture::kMedium : Mixture::kNone;
+}
+
+bool uses_more_bits(std::uint32_t layer, std::uint32_t layers) noexcept {
+  const std::uint32_t eighth = layers / 8;
+  return layer < eighth || layer >= 7 * layers / 8 ||
+         (layer >= eighth && (layer - eighth) % 3 == 2);
+}
+
+std::uint32_t llama_file_type(DType dtype, Mixture mixture) noexcept {
+  // LLAMA_FTYPE_MOSTLY_Q4_K_M = 15, MOSTLY_Q5_K_M = 17.
+  if (mixture == Mixture::kMedium && dtype == DType::kQ4_K) return 15;
+  if (mixture == Mixture::kMedium && dtype == DType::kQ5_K) return 17;
   // llama_ftype (llama.h): LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2,
   // MOSTLY_Q4_1 = 3, MOSTLY_Q8_0 = 7, MOSTLY_Q5_0 = 8, MOSTLY_Q5_1 = 9, MOSTLY_Q2_K = 10,
   // MOSTLY_Q3_K_S = 11, MOSTLY_Q4_K_S = 14, MOSTLY_Q5_K_S = 16, MOSTLY_Q6_K = 18,
-  // MOSTLY_BF16 = 32. eredu writes every matrix in the one K-quant type (no mixture), which is
-  // nearest to llama.cpp's "small" (_S) variants.
+  // MOSTLY_BF16 = 32. Without a mixture eredu writes every matrix in the one K-quant type, which
+  // is nearest to llama.cpp's "small" (_S) variants.
   switch (dtype) {
     case DType::kF32:
       return 0;

@@ -42,12 +42,28 @@ inline constexpr std::uint32_t kReservedTokens = 3 + 256;
 // with no reference quantizer in eredu; kInvalidArgument for a name that is no type at all.
 [[nodiscard]] Result<DType> parse_encoding(std::string_view name);
 
-// llama.cpp's llama_ftype for a file whose matrices are `dtype` (general.file_type).
-[[nodiscard]] std::uint32_t llama_file_type(DType dtype) noexcept;
+// Which matrices take another type than the base encoding.
+enum class Mixture {
+  kNone,    // every matrix in the base encoding
+  kMedium,  // llama-quantize's Q4_K_M / Q5_K_M: output and some attn_v / ffn_down in Q6_K
+};
+
+// The mixture a --type name asks for: kMedium for Q4_K_M and Q5_K_M (any case), else kNone (the
+// other mixture names mean their base type, see parse_encoding).
+[[nodiscard]] Mixture parse_mixture(std::string_view name);
+
+// Whether llama-quantize gives layer `layer` of `layers` more bits in a medium mixture: the first
+// and last eighth of the layers and every third layer between (llama.cpp's use_more_bits).
+[[nodiscard]] bool uses_more_bits(std::uint32_t layer, std::uint32_t layers) noexcept;
+
+// llama.cpp's llama_ftype for a file whose matrices are `dtype` (general.file_type), in the
+// given mixture (Q4_K_M 15, Q5_K_M 17).
+[[nodiscard]] std::uint32_t llama_file_type(DType dtype, Mixture mixture = Mixture::kNone) noexcept;
 
 struct SynthSpec {
   ModelShape shape;
   DType encoding = DType::kF16;
+  Mixture mixture = Mixture::kNone;
   std::uint64_t seed = 0;
   std::string name;      // general.name
   unsigned threads = 1;  // generation threads (the output does not depend on it)

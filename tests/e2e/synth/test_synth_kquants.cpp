@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "eredu/checkpoint/encoding/codec.hpp"
@@ -96,12 +97,42 @@ TEST_F(SynthKQuantTest, SingleTypeFileTypesEqualWhatLlamaQuantizeWrote) {
   }
 }
 
-TEST_F(SynthKQuantTest, MixtureNamesMeanTheirBaseType) {
-  auto file = GgufFile::open(write_k("Q4_K_M"));
-  ASSERT_TRUE(file.has_value());
-  for (const auto& t : file->tensors()) {
-    if (t.shape.size() == 2) {
-      EXPECT_EQ(t.dtype, DType::kQ4_K) << t.name;
+TEST_F(SynthKQuantTest, SmallAndLargeMixtureNamesMeanTheirBaseType) {
+  for (const std::string type : {"Q4_K_S", "Q3_K_M", "q5_k_l"}) {
+    auto file = GgufFile::open(write_k(type));
+    ASSERT_TRUE(file.has_value());
+    const DType base = type == "Q4_K_S"   ? DType::kQ4_K
+                       : type == "Q3_K_M" ? DType::kQ3_K
+                                          : DType::kQ5_K;
+    for (const auto& t : file->tensors()) {
+      if (t.shape.size() == 2) {
+        EXPECT_EQ(t.dtype, base) << type << " " << t.name;
+      }
+    }
+  }
+}
+
+TEST_F(SynthKQuantTest, MediumMixturesPutOutputAndSomeAttnVAndFfnDownInQ6K) {
+  // 16 layers, as llama1b: llama.cpp's use_more_bits(i, n) = i < n/8 || i >= 7n/8 ||
+  // (i - n/8) % 3 == 2 picks layers 0, 1, 4, 7, 10, 13, 14 and 15.
+  const std::string shape =
+      "--hidden 256 --layers 16 --heads 4 --kv-heads 2 --ffn 512 --vocab 512 --context 128";
+  for (const auto& [type, base, ftype] : {std::tuple{std::string("Q4_K_M"), DType::kQ4_K, 15U},
+                                          std::tuple{std::string("q5_k_m"), DType::kQ5_K, 17U}}) {
+    auto file = GgufFile::open(write_k(type, shape));
+    ASSERT_TRUE(file.has_value());
+    EXPECT_EQ(file->contents().get_u32("general.file_type").value(), ftype) << type;
+    for (const auto& t : file->tensors()) {
+      if (t.shape.size() != 2) continue;
+      bool more = t.name == "output.weight";
+      for (const char* layer :
+           {"blk.0.", "blk.1.", "blk.4.", "blk.7.", "blk.10.", "blk.13.", "blk.14.", "blk.15."}) {
+        if (t.name.starts_with(layer) &&
+            (t.name.ends_with("attn_v.weight") || t.name.ends_with("ffn_down.weight"))) {
+          more = true;
+        }
+      }
+      EXPECT_EQ(t.dtype, more ? DType::kQ6_K : base) << type << " " << t.name;
     }
   }
 }
