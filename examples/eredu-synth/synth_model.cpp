@@ -124,6 +124,21 @@ Result<void> write_payloads(const SynthSpec& spec, const std::vector<PlannedTens
   return ok();
 }
 
+// The type llama-quantize stores a K-quant tensor in when its rows are not whole super-blocks
+// (llama.cpp's llama_tensor_get_type): Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0.
+DType kquant_fallback(DType type) {
+  switch (type) {
+    case DType::kQ4_K:
+      return DType::kQ5_0;
+    case DType::kQ5_K:
+      return DType::kQ5_1;
+    case DType::kQ6_K:
+      return DType::kQ8_0;
+    default:
+      return DType::kF16;
+  }
+}
+
 }  // namespace
 
 std::vector<PlannedTensor> plan_tensors(const SynthSpec& spec) {
@@ -138,9 +153,13 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& spec) {
   const auto matrix = [&](std::string name, std::uint64_t rows, std::uint64_t row_length,
                           bool more_bits = false) {
     // A medium mixture's Q6_K has the same 256-element blocks as Q4_K / Q5_K.
-    const DType type = spec.mixture == Mixture::kMedium && more_bits ? DType::kQ6_K : spec.encoding;
+    const bool medium = spec.mixture == Mixture::kMedium;
+    const DType type = medium && more_bits ? DType::kQ6_K : spec.encoding;
     const bool fits = row_length % block == 0;
-    plan.push_back({std::move(name), {rows, row_length}, fits ? type : DType::kF16, false, !fits});
+    // Rows that are not whole super-blocks: a medium mixture takes llama-quantize's fallback
+    // (32-element blocks), anything else keeps F16.
+    const DType fallback = medium ? kquant_fallback(type) : DType::kF16;
+    plan.push_back({std::move(name), {rows, row_length}, fits ? type : fallback, false, !fits});
   };
   matrix("token_embd.weight", s.vocab, s.hidden);
   norm("output_norm.weight");
@@ -174,10 +193,12 @@ Result<WriteReport> write_synthetic_model(
   for (const PlannedTensor& t : plan) {
     report.parameters += t.shape.size() == 1 ? t.shape[0] : t.shape[0] * t.shape[1];
     if (!t.fell_back) continue;
-    std::string message = t.name + ": row length " + std::to_string(t.shape.back()) +
-                          " is not a multiple of the " + type_name + " block size " +
-                          std::to_string(dtype_info(spec.encoding).block_elements) +
-                          "; keeping this tensor F16";
+    std::string message =
+        t.name + ": row length " + std::to_string(t.shape.back()) + " is not a multiple of the " +
+        type_name + " block size " + std::to_string(dtype_info(spec.encoding).block_elements) +
+        (t.dtype == DType::kF16 ? "; keeping this tensor F16"
+                                : "; storing it as " + std::string(to_string(t.dtype)) +
+                                      " (llama-quantize's fallback)");
     if (on_fallback) on_fallback(message);
     report.fallbacks.push_back(std::move(message));
   }

@@ -180,6 +180,29 @@ TEST_F(SynthKQuantTest, RowsThatAreNotWholeSuperBlocksKeepF16AndSaySo) {
   EXPECT_NE(r.err.find("256"), std::string::npos) << r.err;
 }
 
+TEST_F(SynthKQuantTest, MediumMixturesStoreRowsThatAreNotWholeSuperBlocksAsLlamaQuantizeDoes) {
+  // Hidden 320: every matrix reading the hidden state has rows of 320; ffn_down rows are 512.
+  const fs::path path = dir_ / "hidden320.gguf";
+  const RunResult r =
+      run("--hidden 320 --layers 1 --heads 4 --ffn 512 --vocab 512 --type Q4_K_M -q -o '" +
+          path.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto file = GgufFile::open(path);
+  ASSERT_TRUE(file.has_value());
+  for (const auto& t : file->tensors()) {
+    if (t.shape.size() != 2) continue;
+    // Layer 0 of 1 takes more bits (it is the last eighth): ffn_down Q6_K; output's Q6_K and the
+    // rest's Q4_K fall back to Q8_0 and Q5_0.
+    const DType expected = t.name.ends_with("ffn_down.weight") ? DType::kQ6_K
+                           : t.name == "output.weight" || t.name.ends_with("attn_v.weight")
+                               ? DType::kQ8_0
+                               : DType::kQ5_0;
+    EXPECT_EQ(t.dtype, expected) << t.name;
+  }
+  EXPECT_NE(r.err.find("storing it as Q5_0 (llama-quantize's fallback)"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(SynthKQuantTest, EreduInspectAcceptsTheFileAndEreduRunGeneratesFourTokensOnTheCpu) {
   if (std::string(EREDU_RUN_EXE).empty() || std::string(EREDU_INSPECT_EXE).empty()) {
     GTEST_SKIP() << "eredu-run / eredu-inspect are not built";
