@@ -16,7 +16,6 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
-#include "eredu/checkpoint/encoding/half.hpp"
 
 namespace eredu::cpu {
 namespace {
@@ -233,9 +232,7 @@ void store_rows(std::vector<std::byte>& dst, const CpuKvCache& cache, std::uint3
     const float* in = src.data.data() + t * row;
     std::byte* out = base + (first + t) * row * cache.element_bytes();
     if (cache.dtype == DType::kF16) {
-      auto* h = reinterpret_cast<std::uint16_t*>(out);
-      for (std::size_t i = 0; i < row; ++i)
-        h[i] = encoding::fp32_to_fp16(in[i]);
+      kernels().to_f16(in, row, reinterpret_cast<std::uint16_t*>(out));
     } else {
       std::memcpy(out, in, row * sizeof(float));
     }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/core/log.hpp"
 #include "kernel_impl.hpp"
 
@@ -63,6 +64,11 @@ constexpr KernelTable make_table(Isa isa) {
         detail::get_row(Ops(), table, row, out);
       },
       detail::softmax,
+      [](const float* x, std::size_t n, std::uint16_t* out) {
+        if (Ops().f32_to_f16 != nullptr) return Ops().f32_to_f16(x, out, n);
+        for (std::size_t i = 0; i < n; ++i)
+          out[i] = encoding::fp32_to_fp16(x[i]);
+      },
   };
 }
 

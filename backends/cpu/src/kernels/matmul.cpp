@@ -29,6 +29,8 @@
 // differently from the one-token path, which is why short batches (a speculative verification)
 // never take them.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "eredu/backends/cpu/reference.hpp"
@@ -252,8 +254,13 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
       for (std::size_t t = t0; t < t1; ++t) {
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
         for (std::size_t b = t * n_blocks; b < (t + 1) * n_blocks; ++b) {
-          for (std::size_t i = 0; i < 32; ++i)
-            codes[32 * b + i] = static_cast<std::uint8_t>(xq[b].qs[i] + 128);
+          // + 128 modulo 256 flips the sign bit: eight codes per step.
+          for (std::size_t i = 0; i < 32; i += 8) {
+            std::uint64_t eight;
+            std::memcpy(&eight, xq[b].qs + i, 8);
+            eight ^= 0x8080808080808080ULL;
+            std::memcpy(codes + 32 * b + i, &eight, 8);
+          }
           scales[b] = xq[b].d;
         }
       }

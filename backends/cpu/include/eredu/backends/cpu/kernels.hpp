@@ -104,6 +104,9 @@ struct KernelTable {
 
   // In place softmax of n logits.
   void (*softmax)(float* x, std::size_t n);
+
+  // out[i] = x[i] as F16, rounded to nearest even (an F16 KV cache's rows).
+  void (*to_f16)(const float* x, std::size_t n, std::uint16_t* out);
 };
 
 // The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
