@@ -4,8 +4,9 @@
 // several token chunks, a single token, and row lengths with a tail shorter than one vector.
 //
 //  - Integer encodings: every element equals, bit for bit, the one-token path's value for the
-//    same row and token (the tiles perform the same operations in the same order), and on
-//    activations already on the 8-bit grid the result equals the float64 product exactly.
+//    same row and token (the tiles perform the same operations in the same order; Q4_0 prompts of
+//    more than 16 tokens excepted, test_quant_prompt_tiles.cpp), and on activations already on the
+//    8-bit grid the result equals the float64 product to float rounding.
 //  - Float-decoded encodings: agree with a float64 dot of the decoded weights and the (rounded)
 //    activations to float rounding; batches of up to 16 tokens (a speculative verification) are
 //    bit-identical to the one-token path.
@@ -103,6 +104,9 @@ TEST(TiledMatmul, IntegerBatchElementsAreBitIdenticalToTheOneTokenPath) {
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
   for (DType dtype : kIntegerEncodings) {
     for (const Shape& s : edge_shapes()) {
+      // Q4_0 prompts (more than 16 tokens) take the prompt tiles, which round differently
+      // (test_quant_prompt_tiles.cpp); shorter batches keep the one-token values.
+      if (dtype == DType::kQ4_0 && s.tokens > 16) continue;
       std::mt19937 rng(100 + static_cast<unsigned>(dtype) + static_cast<unsigned>(s.rows));
       const std::size_t cols = s.blocks * 32;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);

@@ -22,6 +22,7 @@
 
 #include "../vec_ops.hpp"
 #include "kquant_codes_avx2.hpp"
+#include "transpose_avx2.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -38,26 +39,6 @@ struct GroupBlock {
   alignas(32) float d[kLanes];
   alignas(32) float dmin[kLanes];
 };
-
-// Rows r < 8 (z[r], 8 dwords each) become the rows' dword g in z[g].
-inline void transpose8(__m256i (&z)[8]) {
-  __m256i t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi32(z[2 * i], z[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi32(z[2 * i], z[2 * i + 1]);
-  }
-  __m256i u[8];
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);          // dwords 0, 4
-    u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);      // dwords 1, 5
-    u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 2, 6
-    u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);  // dwords 3, 7
-  }
-  for (int j = 0; j < 4; ++j) {
-    z[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
-    z[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
-  }
-}
 
 // Repacks rows [0, rows) (rows <= 8) of a group into out[0 .. n_blocks); missing rows are zero.
 template <typename F>

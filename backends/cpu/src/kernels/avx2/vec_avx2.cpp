@@ -582,7 +582,7 @@ constexpr VecOps kAvx2Ops{
     .kquant_prompt_gemm = kquant_prompt_gemm_avx2,
     .round_act_to_half = round_act_to_half,
     .quant_gemm = quant_gemm_avx2,
-    .quant_prompt_gemm = nullptr,
+    .quant_prompt_gemm = quant_prompt_gemm_avx2,
     .float_gemm = float_gemm_avx2,
     .float_gemm_row_tile = kFloatGemmRowsAvx2,
     .f16_gemm = nullptr,

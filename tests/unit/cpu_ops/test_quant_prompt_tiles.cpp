@@ -1,11 +1,13 @@
-// The AVX-512 prompt tiles for Q4_0 and Q8_0 (more than 16 tokens) against their definition,
+// The prompt tiles for Q4_0 (AVX2 and AVX-512) and Q8_0 (AVX-512) (more than 16 tokens) against
+// their definition,
 // computed here from the decoded blocks: per (row, token), block after block, the exact integer
 // dot S of the block's codes with the activation's 8-bit codes, then
 // acc = fma(d_w * d_x, float(S), acc). On activations that quantize exactly (k / 64 per element,
 // each block holding +-127, so d_x = 1/64 and the codes are k) every element must match bit for
 // bit: rows around the 16-row groups and the 32-row work items, token counts around the 8-token
 // tiles and past one 96-token chunk, on 1 and 3 threads. Short batches keep the one-token values
-// (test_avx512_matmul.cpp compares them with the AVX2 table).
+// (test_avx512_matmul.cpp compares them with the AVX2 table, test_tiled_matmul.cpp with the
+// one-token path).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,16 +62,23 @@ struct Shape {
   std::size_t blocks;
 };
 
-TEST(Avx512PromptTiles, Q4_0AndQ8_0PromptsEqualTheBlockSumDefinitionBitForBit) {
-  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
-  if (avx512 == nullptr) {
-    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
-                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+class QuantPromptTiles : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(QuantPromptTiles, PromptsEqualTheBlockSumDefinitionBitForBit) {
+  const Isa isa = GetParam();
+  const auto* table = eredu::cpu::kernels_for(isa);
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
+                 << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
+  // The AVX2 table has a prompt tile for Q4_0 only (Q8_0's pair sums overflow int16 there).
+  const std::vector<DType> dtypes = isa == Isa::kAvx512
+                                        ? std::vector<DType>{DType::kQ4_0, DType::kQ8_0}
+                                        : std::vector<DType>{DType::kQ4_0};
   const std::vector<Shape> shapes = {{1, 17, 1},  {15, 24, 2}, {16, 25, 3},  {17, 31, 1},
                                      {33, 40, 2}, {40, 97, 1}, {67, 130, 2}, {5, 19, 5}};
   ThreadPool three(3);
-  for (DType dtype : {DType::kQ4_0, DType::kQ8_0}) {
+  for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
       std::mt19937 rng(6100 + static_cast<unsigned>(dtype) * 13 + static_cast<unsigned>(s.rows));
       const std::size_t cols = 32 * s.blocks;
@@ -102,19 +111,25 @@ TEST(Avx512PromptTiles, Q4_0AndQ8_0PromptsEqualTheBlockSumDefinitionBitForBit) {
 
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
         std::vector<float> actual(expected.size(), -2.0F);
-        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        table->matmul(w, x.data(), s.tokens, actual.data(), pool);
         std::size_t differ = 0;
         std::size_t first = 0;
         for (std::size_t i = 0; i < actual.size(); ++i) {
           if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
         }
-        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
-                              << " tokens x " << cols << " cols, "
-                              << (pool == nullptr ? 1 : pool->size()) << " threads: first at "
-                              << first << ": " << actual[first] << " vs " << expected[first];
+        EXPECT_EQ(differ, 0U) << eredu::cpu::isa_name(isa) << " " << eredu::to_string(dtype) << " "
+                              << s.rows << " rows x " << s.tokens << " tokens x " << cols
+                              << " cols, " << (pool == nullptr ? 1 : pool->size())
+                              << " threads: first at " << first << ": " << actual[first] << " vs "
+                              << expected[first];
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Tables, QuantPromptTiles, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& p) {
+                           return std::string(eredu::cpu::isa_name(p.param));
+                         });
 
 }  // namespace

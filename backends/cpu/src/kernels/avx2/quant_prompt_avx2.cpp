@@ -1,0 +1,164 @@
+// AVX2 prompt tiles for Q4_0 weights: the products of more than kTokenTile tokens. Compiled with
+// -mavx2 -mfma -mf16c like the other avx2/ units and reached only through vec_ops_avx2() (the
+// AVX-512 table has its own for Q4_0 and Q8_0, avx512/quant_prompt_avx512.cpp).
+//
+// Numerics: those of the AVX-512 prompt tiles, so both tables give the same values (tested bit for
+// bit against the definition, test_quant_prompt_tiles.cpp): per (row, token), block after block,
+// the exact integer dot S_b of the block's codes with the activation codes, then
+// acc = fma(d_w * d_x, float(S_b), acc).
+//
+// Layout: a work item first repacks its rows in groups of 8 (dword g of row r at codes[g][r],
+// signed codes). Per 4-code slice and token, _mm256_maddubs_epi16 multiplies the activation bytes,
+// broadcast to every lane as unsigned (value + 128), with the 8 rows' codes: two int16 pair sums
+// per row of at most 2 * 255 * 8 = 4080, so a block's 8 slices add up in int16 (at most 32640)
+// and one _mm256_madd_epi16 per block and token widens them. The offset's share, 128 * (sum of
+// the row's codes), is computed at the repack and is the start value of every token's sum.
+// (Q8_0's codes reach -128: their pair sums overflow int16, so Q8_0 keeps the AVX2 tiles.)
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "simd_avx2.hpp"
+#include "transpose_avx2.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+constexpr std::size_t kLanes = 8;  // rows per group, one int32 lane each
+constexpr int kTokens = 4;         // tokens per tile
+
+struct GroupBlock {
+  alignas(32) std::int32_t codes[8][kLanes];  // 4 signed codes per row per dword
+  alignas(32) std::int32_t start[kLanes];     // -128 * sum of the row's 32 codes
+  alignas(32) float d[kLanes];                // the row's block scale
+};
+
+// A Q4_0 block's 32 codes (nibble - 8) as signed bytes, in element order.
+inline __m256i q4_0_codes(const enc::BlockQ4_0& b) {
+  return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
+}
+
+void repack_group(const std::byte* w, std::size_t w_stride, std::size_t rows, std::size_t n_blocks,
+                  GroupBlock* out) {
+  const auto row = [&](std::size_t r) {
+    return reinterpret_cast<const enc::BlockQ4_0*>(w + r * w_stride);
+  };
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    __m256i z[8];
+    alignas(16) std::uint16_t d[kLanes] = {};
+    for (std::size_t r = 0; r < kLanes; ++r)
+      z[r] = r < rows ? q4_0_codes(row(r)[b]) : _mm256_setzero_si256();
+    for (std::size_t r = 0; r < rows; ++r)
+      d[r] = row(r)[b].d;
+    transpose8(z);
+    GroupBlock& gb = out[b];
+    __m256i pairs = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(gb.codes[g]), z[g]);
+      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_set1_epi8(1), z[g]));
+    }
+    const __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // the rows' code sums
+    _mm256_store_si256(reinterpret_cast<__m256i*>(gb.start),
+                       _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
+    _mm256_store_ps(gb.d, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))));
+  }
+}
+
+inline __m256i load8(const void* p) {
+  return _mm256_load_si256(static_cast<const __m256i*>(p));
+}
+
+// One group of 8 rows x T tokens over all blocks: token t (its activations at xu[t], xd[t]) writes
+// its row values to y + t * ldy (the first `rows`), for t < rn.
+template <int T>
+void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* const (&xu)[T],
+          const float* const (&xd)[T], std::size_t rn, std::size_t rows, float* y,
+          std::size_t ldy) {
+  __m256 acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t)
+    acc[t] = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const GroupBlock& gb = group[b];
+    __m256i pairs[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+      pairs[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m256i codes = load8(gb.codes[g]);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        std::int32_t four;
+        std::memcpy(&four, xu[t] + 32 * b + 4 * g, 4);
+        pairs[t] = _mm256_add_epi16(pairs[t], _mm256_maddubs_epi16(_mm256_set1_epi32(four), codes));
+      }
+    }
+    const __m256i start = load8(gb.start);
+    const __m256 wd = _mm256_load_ps(gb.d);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m256i sum =
+          _mm256_add_epi32(start, _mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)));
+      const __m256 scale = _mm256_mul_ps(wd, _mm256_set1_ps(xd[t][b]));
+      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    if (static_cast<std::size_t>(t) >= rn) continue;
+    if (rows == kLanes) {
+      _mm256_storeu_ps(y + t * ldy, acc[t]);
+    } else {
+      alignas(32) float v[kLanes];
+      _mm256_store_ps(v, acc[t]);
+      std::memcpy(y + t * ldy, v, rows * sizeof(float));
+    }
+  }
+}
+
+void prompt_gemm_q4_0(const void* w, std::size_t w_stride, std::size_t m,
+                      const PromptActivations& x, std::size_t n_blocks, std::size_t n, float* y,
+                      std::size_t ldy) {
+  const std::size_t n_groups = (m + kLanes - 1) / kLanes;
+  thread_local std::vector<GroupBlock> groups;
+  if (groups.size() < n_groups * n_blocks) groups.resize(n_groups * n_blocks);
+  const auto* wb = static_cast<const std::byte*>(w);
+  for (std::size_t g = 0; g < n_groups; ++g) {
+    const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
+    repack_group(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                 groups.data() + g * n_blocks);
+  }
+  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
+    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
+    // A short last tile repeats its last token (those lanes are computed and dropped).
+    const std::uint8_t* xu[kTokens];
+    const float* xd[kTokens];
+    for (std::size_t t = 0; t < kTokens; ++t) {
+      const std::size_t token = t0 + (t < rn ? t : rn - 1);
+      xu[t] = x.codes + token * n_blocks * 32;
+      xd[t] = x.d + token * n_blocks;
+    }
+    for (std::size_t g = 0; g < n_groups; ++g) {
+      const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
+      tile<kTokens>(groups.data() + g * n_blocks, n_blocks, xu, xd, rn, rows,
+                    y + t0 * ldy + g * kLanes, ldy);
+    }
+  }
+}
+
+}  // namespace
+
+QuantPromptGemm quant_prompt_gemm_avx2(DType dtype) {
+  return dtype == DType::kQ4_0 ? prompt_gemm_q4_0 : nullptr;
+}
+
+}  // namespace eredu::cpu::detail
