@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
+#include "../prompt_tiles.hpp"
 #include "../vec_ops.hpp"
 #include "kquant_codes_avx2.hpp"
 #include "transpose_avx2.hpp"
@@ -159,27 +159,21 @@ template <typename F>
 void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   static_assert(F::kHasMin && !F::kSigned, "unsigned codes with a minimum term");
-  const std::size_t n_groups = (m + kLanes - 1) / kLanes;
-  thread_local std::vector<GroupBlock> groups;
-  if (groups.size() < n_groups * n_blocks) groups.resize(n_groups * n_blocks);
+  GroupBlock* groups = group_scratch<GroupBlock>((m + kLanes - 1) / kLanes * n_blocks);
   const auto* wb = static_cast<const std::byte*>(w);
-  for (std::size_t g = 0; g < n_groups; ++g) {
-    const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
-    repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
-                    groups.data() + g * n_blocks);
-  }
-  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
-    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
-    // A short last tile repeats its last token (those lanes are computed and dropped).
-    const enc::BlockQ8_K* xt[kTokens];
-    for (std::size_t t = 0; t < kTokens; ++t)
-      xt[t] = x + (t0 + (t < rn ? t : rn - 1)) * n_blocks;
-    for (std::size_t g = 0; g < n_groups; ++g) {
-      const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
-      tile<F, kTokens>(groups.data() + g * n_blocks, n_blocks, xt, rn, rows,
-                       y + t0 * ldy + g * kLanes, ldy);
-    }
-  }
+  run_prompt_item<kLanes, kTokens>(
+      m, n,
+      [&](std::size_t g, std::size_t rows) {
+        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                        groups + g * n_blocks);
+      },
+      [&](std::size_t g, std::size_t rows, std::size_t t0, std::size_t rn, auto token) {
+        const enc::BlockQ8_K* xt[kTokens];
+        for (std::size_t t = 0; t < kTokens; ++t)
+          xt[t] = x + token(t) * n_blocks;
+        tile<F, kTokens>(groups + g * n_blocks, n_blocks, xt, rn, rows, y + t0 * ldy + g * kLanes,
+                         ldy);
+      });
 }
 
 }  // namespace

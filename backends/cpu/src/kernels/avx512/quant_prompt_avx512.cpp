@@ -24,9 +24,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "../avx2/simd_avx2.hpp"
+#include "../prompt_tiles.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "transpose_avx512.hpp"
@@ -137,32 +137,24 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* con
 template <typename F>
 void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
-  const std::size_t n_groups = (m + kLanes - 1) / kLanes;
-  thread_local std::vector<GroupBlock> groups;
-  if (groups.size() < n_groups * n_blocks) groups.resize(n_groups * n_blocks);
+  GroupBlock* groups = group_scratch<GroupBlock>((m + kLanes - 1) / kLanes * n_blocks);
   const auto* wb = static_cast<const std::byte*>(w);
-  for (std::size_t g = 0; g < n_groups; ++g) {
-    const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
-    repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
-                    groups.data() + g * n_blocks);
-  }
-  for (std::size_t t0 = 0; t0 < n; t0 += kTokens) {
-    const std::size_t rn = n - t0 < kTokens ? n - t0 : kTokens;
-    // A short last tile repeats its last token (those lanes are computed and dropped).
-    const std::uint8_t* xu[kTokens];
-    const float* xd[kTokens];
-    for (std::size_t t = 0; t < kTokens; ++t) {
-      const std::size_t token = t0 + (t < rn ? t : rn - 1);
-      xu[t] = x.codes + token * n_blocks * 32;
-      xd[t] = x.d + token * n_blocks;
-    }
-    for (std::size_t g = 0; g < n_groups; ++g) {
-      const std::size_t rows = m - g * kLanes < kLanes ? m - g * kLanes : kLanes;
-      const auto mask = static_cast<__mmask16>((1U << rows) - 1U);
-      tile<kTokens>(groups.data() + g * n_blocks, n_blocks, xu, xd, rn, mask,
-                    y + t0 * ldy + g * kLanes, ldy);
-    }
-  }
+  run_prompt_item<kLanes, kTokens>(
+      m, n,
+      [&](std::size_t g, std::size_t rows) {
+        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                        groups + g * n_blocks);
+      },
+      [&](std::size_t g, std::size_t rows, std::size_t t0, std::size_t rn, auto token) {
+        const std::uint8_t* xu[kTokens];
+        const float* xd[kTokens];
+        for (std::size_t t = 0; t < kTokens; ++t) {
+          xu[t] = x.codes + token(t) * n_blocks * 32;
+          xd[t] = x.d + token(t) * n_blocks;
+        }
+        tile<kTokens>(groups + g * n_blocks, n_blocks, xu, xd, rn,
+                      static_cast<__mmask16>((1U << rows) - 1U), y + t0 * ldy + g * kLanes, ldy);
+      });
 }
 
 }  // namespace
