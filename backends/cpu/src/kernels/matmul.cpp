@@ -23,9 +23,9 @@
 // decoded one row block at a time into a per-thread float buffer; the matrix is never densified.
 //
 // Prompts (more than kTokenTile tokens) on a table with prompt kernels (AVX-512: Q4_0 / Q8_0,
-// Q2_K..Q6_K, F16): a work item of 32 rows takes all the tokens when there are enough row blocks,
-// and the kernel repacks its rows once (16 rows side by side) or reads F16 rows as stored. The
-// K-quant prompt kernels keep the definition's values; Q4_0 / Q8_0 and float prompts round
+// Q2_K..Q6_K, F16, BF16): a work item of 32 rows takes all the tokens when there are enough row
+// blocks, and the kernel repacks its rows once (16 rows side by side) or reads F16 rows as stored.
+// The K-quant prompt kernels keep the definition's values; Q4_0 / Q8_0 and float prompts round
 // differently from the one-token path, which is why short batches (a speculative verification)
 // never take them.
 #include <algorithm>
@@ -214,22 +214,25 @@ std::size_t float_row_block(const VecOps& ops, std::size_t cols) {
   return std::clamp(fit / tile * tile, kFloatMinRowTiles * tile, kFloatMaxRowBlock / tile * tile);
 }
 
-// F16 weights on an ISA with HalfGemm: the activations are rounded to F16 once (the values
-// round_act_to_half gives, stored as halves), and the tiles read the rows as stored.
-void f16_tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
-                      float* y, ThreadPool* pool) {
+// F16 / BF16 weights on an ISA with HalfGemm: the activations are rounded to the weights' type
+// once (the values round_act_to_half gives, stored as halves), and the tiles read the rows as
+// stored.
+void half_tiled_matmul(const VecOps& ops, HalfGemm gemm,
+                       void (*convert)(const float*, std::uint16_t*, std::size_t),
+                       const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
+                       ThreadPool* pool) {
   const auto* rows = static_cast<const std::uint16_t*>(w.data);
   std::uint16_t* halves = scratch_half_act(n_tokens * w.cols);
-  auto convert = [&](std::size_t t0, std::size_t t1) {
-    ops.f32_to_f16(x + t0 * w.cols, halves + t0 * w.cols, (t1 - t0) * w.cols);
+  auto round = [&](std::size_t t0, std::size_t t1) {
+    convert(x + t0 * w.cols, halves + t0 * w.cols, (t1 - t0) * w.cols);
   };
-  parallel_for(pool, n_tokens, convert, grain_for(4 * w.cols));
+  parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
   const std::size_t row_block = float_row_block(ops, w.cols);
   for_each_tile_item(
       pool, w.rows, row_block, n_tokens,
       [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
-        ops.f16_gemm(rows + r0 * w.cols, w.cols, r1 - r0, halves + t0 * w.cols, w.cols, t1 - t0,
-                     w.cols, y + t0 * w.rows + r0, w.rows);
+        gemm(rows + r0 * w.cols, w.cols, r1 - r0, halves + t0 * w.cols, w.cols, t1 - t0, w.cols,
+             y + t0 * w.rows + r0, w.rows);
       },
       float_token_chunk(w.rows, row_block, n_tokens, pool));
 }
@@ -301,7 +304,11 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   }
 
   if (w.dtype == DType::kF16 && ops.f16_gemm != nullptr && ops.f32_to_f16 != nullptr) {
-    f16_tiled_matmul(ops, w, x, n_tokens, y, pool);
+    half_tiled_matmul(ops, ops.f16_gemm, ops.f32_to_f16, w, x, n_tokens, y, pool);
+    return true;
+  }
+  if (w.dtype == DType::kBF16 && ops.bf16_gemm != nullptr && ops.f32_to_bf16 != nullptr) {
+    half_tiled_matmul(ops, ops.bf16_gemm, ops.f32_to_bf16, w, x, n_tokens, y, pool);
     return true;
   }
   if (ops.float_gemm == nullptr) return false;

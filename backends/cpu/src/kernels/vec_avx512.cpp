@@ -9,6 +9,7 @@
 // F32 / F16 / BF16 weights) run 16-lane chains instead of the AVX2 table's 8-lane ones, so their
 // values differ from it by float rounding; one-token and short-batch products are the AVX2
 // table's.
+#include "eredu/backends/cpu/kernels.hpp"
 #include "vec_ops.hpp"
 
 namespace eredu::cpu::detail {
@@ -38,6 +39,8 @@ const VecOps& vec_ops_avx512() noexcept {
     o.float_gemm = float_gemm_avx512;
     o.float_gemm_row_tile = kFloatGemmRowsAvx512;
     o.f16_gemm = f16_gemm_avx512;
+    // AVX512_BF16 is not part of the table's requirements: its BF16 tile is chosen here, once.
+    o.bf16_gemm = cpu_features().avx512bf16 ? bf16_dot_gemm_avx512 : bf16_gemm_avx512;
     return o;
   }();
   return ops;

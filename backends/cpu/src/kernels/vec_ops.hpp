@@ -69,7 +69,7 @@ using KQuantGemm = void (*)(const void* w, std::size_t w_stride, std::size_t m,
 using FloatGemm = void (*)(const float* w, std::size_t ldw, std::size_t m, const float* x,
                            std::size_t ldx, std::size_t n, std::size_t k, float* y,
                            std::size_t ldy);
-// HalfGemm: FloatGemm's values for F16 weights and F16 activations, widened as they are loaded
+// HalfGemm: FloatGemm's values for F16 (BF16) weights and activations, widened as they are loaded
 // (the same chains on the same exact values as FloatGemm on the widened rows), so that the tiles
 // read half the bytes and the rows need no widening pass.
 using HalfGemm = void (*)(const std::uint16_t* w, std::size_t ldw, std::size_t m,
@@ -86,6 +86,9 @@ struct VecOps {
   // F32 -> F16, rounding to nearest even (the rounding of round_act_to_half for F16 weights);
   // null where the ISA has no conversion (only f16_gemm needs it).
   void (*f32_to_f16)(const float* src, std::uint16_t* dst, std::size_t n);
+  // F32 -> BF16, rounding to nearest even with NaN kept quiet (the rounding of round_act_to_half
+  // for BF16 weights); null where only bf16_gemm would need it and it is absent.
+  void (*f32_to_bf16)(const float* src, std::uint16_t* dst, std::size_t n);
   // dot_f32(widen(a), b) with the F16 row widened in registers (same accumulators and order, so
   // bit-identical to widening into a buffer first); null: widen, then dot_f32.
   float (*dot_f16_f32)(const std::uint16_t* a, const float* b, std::size_t n);
@@ -127,6 +130,8 @@ struct VecOps {
   // The tiled product of F16 weights with activations rounded to F16, or null (then the rows are
   // widened for float_gemm). Used for more than kTokenTile tokens, as float_gemm.
   HalfGemm f16_gemm;
+  // The same for BF16 weights and activations rounded to BF16, or null.
+  HalfGemm bf16_gemm;
   // Attention over KV rows `stride` elements apart (F32, or F16 when `f16`), for dim a multiple of
   // 8; null: the kernel calls dot_f32 / axpy_f32 per row. attention_scores: out[j] = the value
   // dot_f32(q, row j) gives. attention_weighted_sum: out = the value of zero-filling out and then
@@ -173,6 +178,14 @@ QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
+void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
+                      const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
+                      float* y, std::size_t ldy);
+// BF16 products through vdpbf16ps (bf16_dot_gemm_avx512.cpp, built with -mavx512bf16): only
+// where cpuid lists AVX512_BF16.
+void bf16_dot_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
+                          const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
+                          float* y, std::size_t ldy);
 void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,

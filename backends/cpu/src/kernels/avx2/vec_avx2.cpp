@@ -542,6 +542,34 @@ void f32_to_f16(const float* src, std::uint16_t* dst, std::size_t n) {
     dst[i] = static_cast<std::uint16_t>(_cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT));
 }
 
+// ggml's GGML_FP32_TO_BF16 on one value's bits: round to nearest even, NaN kept quiet.
+inline std::uint16_t bf16_bits(std::uint32_t u) {
+  if ((u & 0x7FFFFFFFU) > 0x7F800000U) return static_cast<std::uint16_t>((u | 0x00400000U) >> 16);
+  return static_cast<std::uint16_t>((u + 0x7FFFU + ((u >> 16) & 1U)) >> 16);
+}
+
+void f32_to_bf16(const float* src, std::uint16_t* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)),
+                                           _mm256_set1_epi32(0x7F800000));
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), odd), 16);
+    const __m256i quiet = _mm256_srli_epi32(_mm256_or_si256(u, _mm256_set1_epi32(0x00400000)), 16);
+    const __m256i bits = _mm256_blendv_epi8(rounded, quiet, nan);
+    // Eight 32-bit lanes below 65536 -> eight 16-bit values (packus works per 128-bit lane).
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_castsi256_si128(packed));
+  }
+  for (; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, src + i, 4);
+    dst[i] = bf16_bits(u);
+  }
+}
+
 // F16: round to nearest even through F16C. BF16: round to nearest even on the bit pattern (ggml's
 // GGML_FP32_TO_BF16), NaN kept quiet.
 void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t n) {
@@ -558,11 +586,7 @@ void round_act_to_half(DType weight_dtype, const float* x, float* y, std::size_t
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t u;
     std::memcpy(&u, x + i, 4);
-    if ((u & 0x7FFFFFFFU) > 0x7F800000U) {
-      u = (u | 0x00400000U) & 0xFFFF0000U;
-    } else {
-      u = ((u + 0x7FFFU + ((u >> 16) & 1U)) >> 16) << 16;
-    }
+    u = static_cast<std::uint32_t>(bf16_bits(u)) << 16;
     std::memcpy(y + i, &u, 4);
   }
 }
@@ -572,6 +596,7 @@ constexpr VecOps kAvx2Ops{
     .axpy_f32 = axpy_f32,
     .f16_to_f32 = f16_to_f32,
     .f32_to_f16 = f32_to_f16,
+    .f32_to_bf16 = f32_to_bf16,
     .dot_f16_f32 = dot_f16_f32,
     .dot_f32_tokens = dot_f32_tokens,
     .dot_f16_f32_tokens = dot_f16_f32_tokens,
@@ -586,6 +611,7 @@ constexpr VecOps kAvx2Ops{
     .float_gemm = float_gemm_avx2,
     .float_gemm_row_tile = kFloatGemmRowsAvx2,
     .f16_gemm = nullptr,
+    .bf16_gemm = nullptr,
     .attention_scores = attention_scores,
     .attention_weighted_sum = attention_weighted_sum,
     .attention_softmax = attention_softmax,

@@ -1,14 +1,15 @@
 // AVX-512 tiled float products for prompt batches: weights stored or decoded as F32 (FloatGemm),
-// and F16 weights with F16 activations widened as they are loaded (HalfGemm). Compiled with the
-// AVX-512 flags (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
+// and F16 (BF16) weights with F16 (BF16) activations widened as they are loaded (HalfGemm).
+// Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt) and reached only through
+// vec_ops_avx512().
 //
 // Each element is one 16-lane FMA chain over k in steps of 16, then a fixed horizontal sum (the
 // two 8-lane halves added, then the AVX2 hsum) and the k % 16 tail in order. An RM x RN tile keeps
 // one accumulator per (row, token): per step RM weight loads and RN activation loads feed RM * RN
 // multiply-adds, with no broadcast or lane insert between them. The values differ from the AVX2
 // table's (8-lane chains) by float rounding only; they are tested against a float64 product, and
-// do not depend on the tiling or the thread count. F16 operands are widened exactly, so HalfGemm
-// gives FloatGemm's value on the widened rows.
+// do not depend on the tiling or the thread count. F16 and BF16 operands are widened exactly, so
+// HalfGemm gives FloatGemm's value on the widened rows.
 //
 // Measured on a 2-core Zen 5 guest (llama1b F16, 128-token prompt, 2 threads, interleaved): the
 // tile that reproduced the AVX2 chains (two tokens' 8-lane chains per register, a broadcast and an
@@ -19,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
@@ -45,6 +47,21 @@ struct F16Elements {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   static float load1(const std::uint16_t* p) { return half_to_float(*p); }
+};
+
+struct BF16Elements {
+  using T = std::uint16_t;
+  static __m512 load16(const std::uint16_t* p) {
+    const __m512i wide =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+  static float load1(const std::uint16_t* p) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(*p) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
 };
 
 inline float hsum16(__m512 v) {
@@ -136,6 +153,16 @@ void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const flo
 void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy) {
   gemm<F16Elements>(w, ldw, m, x, ldx, n, k, y, ldy);
+}
+
+}  // namespace eredu::cpu::detail
+
+namespace eredu::cpu::detail {
+
+void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
+                      const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
+                      float* y, std::size_t ldy) {
+  gemm<BF16Elements>(w, ldw, m, x, ldx, n, k, y, ldy);
 }
 
 }  // namespace eredu::cpu::detail
