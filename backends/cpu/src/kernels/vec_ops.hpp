@@ -154,6 +154,8 @@ inline constexpr std::size_t kFloatGemmRowsAvx2 = 3;  // float_gemm_avx2's regis
 QuantGemm quant_gemm_avx2(DType dtype);
 void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
+void f16_gemm_avx2(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
+                   std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 
 // AVX2 K-quant and IQ4 kernels (avx2/kquant_avx2.cpp), reached only through vec_ops_avx2().
 void quantize_act_q8k_avx2(const float* x, encoding::BlockQ8_K* y, std::size_t n);

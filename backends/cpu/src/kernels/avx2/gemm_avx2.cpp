@@ -227,9 +227,25 @@ void quant_gemm(const void* w, std::size_t w_stride, std::size_t m, const ActQ8B
   }
 }
 
-template <int RM, int RN>
-void float_tile(const float* w, std::size_t ldw, const float* x, std::size_t ldx, std::size_t k,
-                float* y, std::size_t ldy) {
+// How a float tile's operands load: 8 floats at a time, and one by one for the tail. F16 rows are
+// widened exactly as they are loaded, so a tile gives the same values on them as on the rows
+// widened into a buffer first.
+struct F32Elements {
+  using T = float;
+  static __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+  static float load1(const float* p) { return *p; }
+};
+struct F16Elements {
+  using T = std::uint16_t;
+  static __m256 load8(const std::uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static float load1(const std::uint16_t* p) { return half_to_float(*p); }
+};
+
+template <typename E, int RM, int RN>
+void float_tile(const typename E::T* w, std::size_t ldw, const typename E::T* x, std::size_t ldx,
+                std::size_t k, float* y, std::size_t ldy) {
   __m256 acc[RM][RN];
 #pragma GCC unroll 4
   for (int r = 0; r < RM; ++r) {
@@ -242,10 +258,10 @@ void float_tile(const float* w, std::size_t ldw, const float* x, std::size_t ldx
     __m256 wv[RM];
 #pragma GCC unroll 4
     for (int r = 0; r < RM; ++r)
-      wv[r] = _mm256_loadu_ps(w + r * ldw + i);
+      wv[r] = E::load8(w + r * ldw + i);
 #pragma GCC unroll 4
     for (int t = 0; t < RN; ++t) {
-      const __m256 xv = _mm256_loadu_ps(x + t * ldx + i);
+      const __m256 xv = E::load8(x + t * ldx + i);
 #pragma GCC unroll 4
       for (int r = 0; r < RM; ++r)
         acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
@@ -257,25 +273,50 @@ void float_tile(const float* w, std::size_t ldw, const float* x, std::size_t ldx
     for (int t = 0; t < RN; ++t) {
       float sum = hsum(acc[r][t]);
       for (std::size_t j = i; j < k; ++j)
-        sum += w[r * ldw + j] * x[t * ldx + j];
+        sum = __builtin_fmaf(E::load1(w + r * ldw + j), E::load1(x + t * ldx + j), sum);
       y[t * ldy + r] = sum;
     }
   }
 }
 
-template <int RM>
-void float_tile_rows(std::size_t rn, const float* w, std::size_t ldw, const float* x,
-                     std::size_t ldx, std::size_t k, float* y, std::size_t ldy) {
+template <typename E, int RM>
+void float_tile_rows(std::size_t rn, const typename E::T* w, std::size_t ldw,
+                     const typename E::T* x, std::size_t ldx, std::size_t k, float* y,
+                     std::size_t ldy) {
   static_assert(kFloatTokens == 4);
   switch (rn) {
     case 4:
-      return float_tile<RM, 4>(w, ldw, x, ldx, k, y, ldy);
+      return float_tile<E, RM, 4>(w, ldw, x, ldx, k, y, ldy);
     case 3:
-      return float_tile<RM, 3>(w, ldw, x, ldx, k, y, ldy);
+      return float_tile<E, RM, 3>(w, ldw, x, ldx, k, y, ldy);
     case 2:
-      return float_tile<RM, 2>(w, ldw, x, ldx, k, y, ldy);
+      return float_tile<E, RM, 2>(w, ldw, x, ldx, k, y, ldy);
     default:
-      return float_tile<RM, 1>(w, ldw, x, ldx, k, y, ldy);
+      return float_tile<E, RM, 1>(w, ldw, x, ldx, k, y, ldy);
+  }
+}
+
+template <typename E>
+void float_gemm(const typename E::T* w, std::size_t ldw, std::size_t m, const typename E::T* x,
+                std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy) {
+  static_assert(kFloatRows == 3);
+  for (std::size_t t0 = 0; t0 < n; t0 += kFloatTokens) {
+    const std::size_t rn = n - t0 < kFloatTokens ? n - t0 : kFloatTokens;
+    const auto* xt = x + t0 * ldx;
+    float* yt = y + t0 * ldy;
+    std::size_t r0 = 0;
+    for (; r0 + kFloatRows <= m; r0 += kFloatRows)
+      float_tile_rows<E, 3>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+    switch (m - r0) {
+      case 2:
+        float_tile_rows<E, 2>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+        break;
+      case 1:
+        float_tile_rows<E, 1>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
+        break;
+      default:
+        break;
+    }
   }
 }
 
@@ -283,25 +324,12 @@ void float_tile_rows(std::size_t rn, const float* w, std::size_t ldw, const floa
 
 void float_gemm_avx2(const float* w, std::size_t ldw, std::size_t m, const float* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy) {
-  static_assert(kFloatRows == 3);
-  for (std::size_t t0 = 0; t0 < n; t0 += kFloatTokens) {
-    const std::size_t rn = n - t0 < kFloatTokens ? n - t0 : kFloatTokens;
-    const float* xt = x + t0 * ldx;
-    float* yt = y + t0 * ldy;
-    std::size_t r0 = 0;
-    for (; r0 + kFloatRows <= m; r0 += kFloatRows)
-      float_tile_rows<3>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
-    switch (m - r0) {
-      case 2:
-        float_tile_rows<2>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
-        break;
-      case 1:
-        float_tile_rows<1>(rn, w + r0 * ldw, ldw, xt, ldx, k, yt + r0, ldy);
-        break;
-      default:
-        break;
-    }
-  }
+  float_gemm<F32Elements>(w, ldw, m, x, ldx, n, k, y, ldy);
+}
+
+void f16_gemm_avx2(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
+                   std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy) {
+  float_gemm<F16Elements>(w, ldw, m, x, ldx, n, k, y, ldy);
 }
 
 QuantGemm quant_gemm_avx2(DType dtype) {

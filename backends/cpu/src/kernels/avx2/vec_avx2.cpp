@@ -610,7 +610,7 @@ constexpr VecOps kAvx2Ops{
     .quant_prompt_gemm = quant_prompt_gemm_avx2,
     .float_gemm = float_gemm_avx2,
     .float_gemm_row_tile = kFloatGemmRowsAvx2,
-    .f16_gemm = nullptr,
+    .f16_gemm = f16_gemm_avx2,
     .bf16_gemm = nullptr,
     .attention_scores = attention_scores,
     .attention_weighted_sum = attention_weighted_sum,
