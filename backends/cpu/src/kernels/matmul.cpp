@@ -406,6 +406,18 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     return;
   }
 
+  // BF16 rows likewise (widening is a shift).
+  if (w.dtype == DType::kBF16 && ops.dot_bf16_f32_tokens != nullptr) {
+    auto bf16_rows = [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t o = r0; o < r1; ++o) {
+        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
+        ops.dot_bf16_f32_tokens(row, x, w.cols, n_tokens, w.cols, y + o, w.rows);
+      }
+    };
+    parallel_for(pool, w.rows, bf16_rows, std::max(kRowGrain, grain_for(w.cols)));
+    return;
+  }
+
   auto rows = [&](std::size_t r0, std::size_t r1) {
     float* buffer = qdot != nullptr ? nullptr : scratch_row(w.cols);
     for (std::size_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {

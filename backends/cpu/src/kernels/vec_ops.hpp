@@ -100,6 +100,10 @@ struct VecOps {
   void (*dot_f16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
                              std::size_t n_tokens, std::size_t n, float* out,
                              std::size_t out_stride);
+  // The same for a BF16 row: dot_f32 of the widened row, bit for bit; null: widen, then dot_f32.
+  void (*dot_bf16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
+                              std::size_t n_tokens, std::size_t n, float* out,
+                              std::size_t out_stride);
   // Quantizes n (multiple of 32) floats to ActQ8Blocks; null when the ISA has no integer path.
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).

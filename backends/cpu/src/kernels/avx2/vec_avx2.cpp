@@ -92,6 +92,25 @@ struct RowF16 {
   }
 };
 
+struct RowBF16 {
+  static constexpr std::size_t kAhead = 2048;  // 4 KiB ahead
+  const std::uint16_t* a;
+  __m256 load(std::size_t i) const {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  float weight(std::size_t i) const {
+    const std::uint32_t bits = static_cast<std::uint32_t>(a[i]) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  void prefetch(std::size_t i) const {
+    _mm_prefetch(reinterpret_cast<const char*>(a + i + kAhead), _MM_HINT_T0);
+  }
+};
+
 // One weight row against a group of kTokens activation rows, the row read once for the group: each
 // token keeps its own four accumulators and is fed exactly the products dot_f32 feeds them, in the
 // same order (the same steps of 32, then of 8, the same reduction, the same scalar tail), so every
@@ -171,6 +190,11 @@ void dot_f32_tokens(const float* a, const float* x, std::size_t ldx, std::size_t
 void dot_f16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
   dot_tokens(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
+}
+
+void dot_bf16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
+                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
+  dot_tokens(RowBF16{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
@@ -600,6 +624,7 @@ constexpr VecOps kAvx2Ops{
     .dot_f16_f32 = dot_f16_f32,
     .dot_f32_tokens = dot_f32_tokens,
     .dot_f16_f32_tokens = dot_f16_f32_tokens,
+    .dot_bf16_f32_tokens = dot_bf16_f32_tokens,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,
     .quantize_act_q8k = quantize_act_q8k_avx2,
