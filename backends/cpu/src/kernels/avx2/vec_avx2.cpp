@@ -464,13 +464,22 @@ void quantize_act_q8(const float* x, ActQ8Block* y, std::size_t n) {
 template <typename F>
 float row_dot_two_chains(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
   const auto* w = static_cast<const typename F::Block*>(w_row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  for (std::size_t b = 0; b < n_blocks; ++b) {
+  const auto step = [&](std::size_t b, __m256 acc) {
     _mm_prefetch(reinterpret_cast<const char*>(w + b + F::kAheadBlocks), _MM_HINT_T0);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
-    acc[b & 1] = _mm256_fmadd_ps(scale, dot_i8_i8(F::codes(w[b]), load_act(x[b])), acc[b & 1]);
+    return _mm256_fmadd_ps(scale, dot_i8_i8(F::codes(w[b]), load_act(x[b])), acc);
+  };
+  // Two named accumulators, not an array indexed by b & 1: that kept them in memory (a store and
+  // a reload per block; llama1b Q4_0 decode 37 -> 28 tokens/s).
+  __m256 even = _mm256_setzero_ps();
+  __m256 odd = _mm256_setzero_ps();
+  std::size_t b = 0;
+  for (; b + 2 <= n_blocks; b += 2) {
+    even = step(b, even);
+    odd = step(b + 1, odd);
   }
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
+  if (b < n_blocks) even = step(b, even);
+  return hsum(_mm256_add_ps(even, odd));
 }
 
 // Signed codes of a block, and how many blocks ahead (~0.5 KiB) the stream hint reaches.
