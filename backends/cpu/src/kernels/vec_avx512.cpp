@@ -3,12 +3,12 @@
 // selected at run time only when cpuid reports AVX-512 F/BW/VL/DQ and VNNI and the OS saves the
 // AVX-512 register state (dispatch.cpp).
 //
-// Every integer replacement gives exactly the AVX2 table's results (the K-quant products are
-// bit-identical to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2
-// kernels' float steps on the same exact integers). The float prompt tiles (more than 16 tokens on
-// F32 / F16 / BF16 weights) run 16-lane chains instead of the AVX2 table's 8-lane ones, so their
-// values differ from it by float rounding; one-token and short-batch products are the AVX2
-// table's.
+// Decode and batches of up to 16 tokens give exactly the AVX2 table's results (the K-quant products
+// are bit-identical to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2
+// kernels' float steps on the same exact integers). Prompts (more than 16 tokens): the K-quant
+// prompt tiles keep the definition's values, and the Q4_0 prompt tiles the AVX2 table's own
+// prompt numerics; Q8_0 prompts (exact block sums, AVX-512 only) and the float prompt tiles
+// (16-lane chains instead of 8-lane ones) differ from the AVX2 table by float rounding.
 #include "eredu/backends/cpu/kernels.hpp"
 #include "vec_ops.hpp"
 
