@@ -4,7 +4,9 @@
 // do not depend on the thread count or on which thread takes which piece.
 //
 // One token (decode): threads split the output rows; each row is one dot product (quant_row_dot on
-// the 8-bit activation blocks, or dot_f32 on the decoded row).
+// the 8-bit activation blocks, or dot_f32 on the decoded row). Where the table has a one-token
+// product for the encoding (quant_matvec), each thread's share of rows is one call of it, which
+// lays the activations out once for all those rows and gives every row quant_row_dot's value.
 //
 // K-quants and IQ4_XS, when the ISA has their integer kernel: the activations are quantized to
 // q8_K once per row, and one KQuantGemm serves both cases (rows split across threads for one
@@ -53,57 +55,28 @@ constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
 constexpr std::size_t kFloatMinRowTiles = 4;   // long rows: still 4 tiles per activation tile
 constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 6-row tiles
 
-// Per-thread scratch that grows to the largest row seen and is then reused (no allocation per
-// call once warm).
-float* scratch_row(std::size_t n) {
-  thread_local std::vector<float> buffer;
+// Per-thread scratch that grows to the largest size asked for and is then reused (no allocation per
+// call once warm). One buffer per purpose: decode keeps its small one-row buffer cache-resident
+// while the tiled path's larger buffers live elsewhere, and buffers that are live at the same time
+// (a prompt's activations, codes and scales) never alias.
+template <typename T, typename Purpose>
+T* thread_scratch(std::size_t n) {
+  thread_local std::vector<T> buffer;
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
 }
-
-// The tiled path's per-thread scratch (decoded row blocks, block scales), kept apart from the
-// one-row decode buffer above so that decode keeps its small, cache-resident buffer.
-float* scratch_tile(std::size_t n) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-float* scratch_rounded_act(std::size_t n) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-std::uint16_t* scratch_half_act(std::size_t n) {
-  thread_local std::vector<std::uint16_t> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-std::uint8_t* scratch_prompt_codes(std::size_t n) {
-  thread_local std::vector<std::uint8_t> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-float* scratch_prompt_scales(std::size_t n) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-ActQ8Block* scratch_act(std::size_t n_blocks) {
-  thread_local std::vector<ActQ8Block> buffer;
-  if (buffer.size() < n_blocks) buffer.resize(n_blocks);
-  return buffer.data();
-}
-
-encoding::BlockQ8_K* scratch_act_q8k(std::size_t n_super) {
-  thread_local std::vector<encoding::BlockQ8_K> buffer;
-  if (buffer.size() < n_super) buffer.resize(n_super);
-  return buffer.data();
-}
+struct DecodedRow;    // one row decoded to floats (decode)
+struct TileRows;      // decoded row blocks, quant_gemm's scratch (prompts)
+struct RoundedAct;    // activations rounded to F16 / BF16 precision
+struct HalfAct;       // activations stored as F16 / BF16
+struct PromptCodes;   // PromptActivations::codes
+struct PromptScales;  // PromptActivations::d
+struct ActQ8;         // activations quantized to 8-bit blocks of 32
+struct ActQ8K;        // activations quantized to q8_K
+struct MatvecLayout;  // quant_matvec's activation layout
+struct alignas(64) CacheLine {
+  std::byte bytes[64];
+};
 
 // Decodes one packed row into `buffer` (or returns the row itself when it is already F32).
 const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::size_t n,
@@ -170,7 +143,7 @@ void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, con
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
   const std::size_t n_super = w.cols / encoding::kQK_K;
-  encoding::BlockQ8_K* xq = scratch_act_q8k(n_super * n_tokens);
+  encoding::BlockQ8_K* xq = thread_scratch<encoding::BlockQ8_K, ActQ8K>(n_super * n_tokens);
   if (n_tokens == 1) {
     ops.quantize_act_q8k(x, xq, w.cols);
     auto rows = [&](std::size_t r0, std::size_t r1) {
@@ -222,7 +195,7 @@ void half_tiled_matmul(const VecOps& ops, HalfGemm gemm,
                        const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
                        ThreadPool* pool) {
   const auto* rows = static_cast<const std::uint16_t*>(w.data);
-  std::uint16_t* halves = scratch_half_act(n_tokens * w.cols);
+  std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
   auto round = [&](std::size_t t0, std::size_t t1) {
     convert(x + t0 * w.cols, halves + t0 * w.cols, (t1 - t0) * w.cols);
   };
@@ -250,9 +223,9 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   if (prompt_gemm != nullptr) {
     // Quantized once, then laid out as the prompt products read them (codes + 128, scales apart).
     const std::size_t n_blocks = w.cols / 32;
-    ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
-    std::uint8_t* codes = scratch_prompt_codes(n_blocks * n_tokens * 32);
-    float* scales = scratch_prompt_scales(n_blocks * n_tokens);
+    ActQ8Block* xq = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
+    std::uint8_t* codes = thread_scratch<std::uint8_t, PromptCodes>(n_blocks * n_tokens * 32);
+    float* scales = thread_scratch<float, PromptScales>(n_blocks * n_tokens);
     auto quantize = [&](std::size_t t0, std::size_t t1) {
       for (std::size_t t = t0; t < t1; ++t) {
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
@@ -287,7 +260,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
                               : nullptr;
   if (qgemm != nullptr) {
     const std::size_t n_blocks = w.cols / 32;
-    ActQ8Block* xq = scratch_act(n_blocks * n_tokens);
+    ActQ8Block* xq = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
     auto quantize = [&](std::size_t t0, std::size_t t1) {
       for (std::size_t t = t0; t < t1; ++t)
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
@@ -295,8 +268,8 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
-                         float* scratch =
-                             scratch_tile(quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
+                         float* scratch = thread_scratch<float, TileRows>(
+                             quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
                          qgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq + t0 * n_blocks,
                                n_blocks, t1 - t0, y + t0 * w.rows + r0, w.rows, scratch);
                        });
@@ -313,7 +286,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   }
   if (ops.float_gemm == nullptr) return false;
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
-    float* rounded = scratch_rounded_act(n_tokens * w.cols);
+    float* rounded = thread_scratch<float, RoundedAct>(n_tokens * w.cols);
     auto round = [&](std::size_t t0, std::size_t t1) {
       ops.round_act_to_half(w.dtype, x + t0 * w.cols, rounded + t0 * w.cols, (t1 - t0) * w.cols);
     };
@@ -328,7 +301,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
         if (w.dtype == DType::kF32) {
           rows = static_cast<const float*>(w.data) + r0 * w.cols;
         } else {
-          float* buffer = scratch_tile(row_block * w.cols);
+          float* buffer = thread_scratch<float, TileRows>(row_block * w.cols);
           for (std::size_t r = r0; r < r1; ++r) {
             const float* decoded =
                 decode_row(ops, w.dtype, base + r * row_bytes, w.cols, buffer + (r - r0) * w.cols);
@@ -372,16 +345,30 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
   const std::size_t n_blocks = w.cols / 32;
   const ActQ8Block* xq = nullptr;
   if (qdot != nullptr) {
-    ActQ8Block* buffer = scratch_act(n_blocks * n_tokens);
+    ActQ8Block* buffer = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
     for (std::size_t t = 0; t < n_tokens; ++t) {
       ops.quantize_act_q8(x + t * w.cols, buffer + t * n_blocks, w.cols);
     }
     xq = buffer;
   }
 
+  // One token with a one-token product: each thread lays the activations out once for its rows.
+  const QuantMatvec qmatvec = qdot != nullptr && n_tokens == 1 && ops.quant_matvec != nullptr
+                                  ? ops.quant_matvec(w.dtype)
+                                  : nullptr;
+  if (qmatvec != nullptr) {
+    auto matvec_rows = [&](std::size_t r0, std::size_t r1) {
+      const std::size_t lines = (quant_matvec_scratch_bytes(n_blocks) + 63) / 64;
+      qmatvec(base + r0 * row_bytes, row_bytes, r1 - r0, xq, n_blocks, y + r0,
+              thread_scratch<CacheLine, MatvecLayout>(lines));
+    };
+    parallel_for(pool, w.rows, matvec_rows, std::max(kRowGrain, grain_for(w.cols)));
+    return;
+  }
+
   // F16 / BF16 weights on an ISA that tracks ggml: round the activations to the weight precision.
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
-    float* rounded = scratch_rounded_act(n_tokens * w.cols);
+    float* rounded = thread_scratch<float, RoundedAct>(n_tokens * w.cols);
     ops.round_act_to_half(w.dtype, x, rounded, n_tokens * w.cols);
     x = rounded;
   }
@@ -419,7 +406,7 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
   }
 
   auto rows = [&](std::size_t r0, std::size_t r1) {
-    float* buffer = qdot != nullptr ? nullptr : scratch_row(w.cols);
+    float* buffer = qdot != nullptr ? nullptr : thread_scratch<float, DecodedRow>(w.cols);
     for (std::size_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {
       const std::size_t t1 = std::min(n_tokens, t0 + kTokenTile);
       for (std::size_t o = r0; o < r1; ++o) {

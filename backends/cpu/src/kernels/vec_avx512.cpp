@@ -34,6 +34,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.kquant_gemm = kquant_gemm_avx512;
     o.kquant_prompt_gemm = kquant_prompt_gemm_avx512;
     o.quant_row_dot = row_dot;
+    o.quant_matvec = quant_matvec_avx512;
     o.quant_gemm = gemm;
     o.quant_prompt_gemm = quant_prompt_gemm_avx512;
     o.float_gemm = float_gemm_avx512;

@@ -51,6 +51,7 @@ constexpr VecOps kGenericOps{
     .dot_bf16_f32_tokens = nullptr,
     .quantize_act_q8 = nullptr,
     .quant_row_dot = no_quant_row_dot,
+    .quant_matvec = nullptr,
     .quantize_act_q8k = nullptr,
     .kquant_gemm = nullptr,
     .kquant_prompt_gemm = nullptr,

@@ -28,6 +28,16 @@ struct ActQ8Block {
 // sum over blocks of (weight block . activation block) for one packed weight row.
 using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
 
+// One token's product with m weight rows `w_stride` bytes apart, y[r] = the value quant_row_dot
+// gives row r, bit for bit. It lays the activations out once for all its rows in `scratch`
+// (quant_matvec_scratch_bytes(n_blocks) bytes, 64-byte aligned), so a decode product spends per
+// weight block only what depends on the weights.
+using QuantMatvec = void (*)(const void* w, std::size_t w_stride, std::size_t m,
+                             const ActQ8Block* x, std::size_t n_blocks, float* y, void* scratch);
+constexpr std::size_t quant_matvec_scratch_bytes(std::size_t n_blocks) {
+  return 96 * (n_blocks + 1);
+}
+
 // Tiled products for several tokens at once, written into y[t * ldy + r] for rows r < m and tokens
 // t < n. The weight rows are `w_stride` bytes (or floats) apart, the activation rows `n_blocks`
 // blocks (or `ldx` floats) apart.
@@ -108,6 +118,8 @@ struct VecOps {
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).
   QuantRowDot (*quant_row_dot)(DType dtype);
+  // The one-token product for a weight encoding, or null (then quant_row_dot row by row).
+  QuantMatvec (*quant_matvec)(DType dtype);
   // Quantizes n (multiple of 256) floats to q8_K blocks (reference::quantize_row_q8_K); null
   // when the ISA has no K-quant integer path.
   void (*quantize_act_q8k)(const float* x, encoding::BlockQ8_K* y, std::size_t n);
@@ -181,6 +193,7 @@ inline constexpr std::size_t kFloatGemmRowsAvx512 = 6;  // float_gemm_avx512's r
 inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
+QuantMatvec quant_matvec_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);

@@ -1,0 +1,170 @@
+// AVX-512 one-token products of Q4_0 / Q8_0 weight rows with one activation row (decode), with
+// the values of the AVX-512 row dots (quant_avx512.cpp) bit for bit, and so of the AVX2 table's.
+//
+// Why a second kernel for the same values: a decode product reads each weight once, so whatever a
+// row dot spends per block is spent on every weight of the model. The row dot also prepares, for
+// every row again, what depends only on the activations: their codes laid out against the
+// weights, the share of the code offset (offset x sum of four activations) and the block scales
+// gathered for the pair's two halves. llama1b Q4_0 at 2 threads streamed ~26 GB/s of a measured
+// ~36, and its 2048 x 8192 product ran no faster from cache than from memory. Here a call lays the
+// activations out once for all its rows (a work item of several hundred rows), so a pair of
+// blocks costs its weight loads, one vpdpbusd, one conversion and the scale product with its
+// multiply-add.
+//
+// The values: per pair of blocks (b even, b + 1), the same exact int32 sums of four products (lane
+// l of block b: elements 4l .. 4l + 3), converted, multiplied by the same scale products
+// fl(d_w * d_x) and added by the same fused multiply-adds into chain 0 (even blocks) and chain 1
+// (odd blocks), then the chains' sum and the same horizontal sum. Only the lanes sit elsewhere in
+// the register for Q4_0 (see Q4_0Pairs), and the epilogue puts them back before the sums.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../avx2/simd_avx2.hpp"
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+// One pair of activation blocks as the pair loop reads them (64-byte aligned).
+struct alignas(64) PairActivations {
+  std::int8_t codes[64];       // the activation codes, in the weight codes' lane order
+  std::int32_t minus_off[16];  // -(offset x sum of the four activations of each int32 lane)
+  float d[16];                 // each lane's activation block scale
+};
+static_assert(sizeof(PairActivations) == 192);
+
+inline __m128i load128(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// Q4_0: the two blocks' packed bytes side by side, then the low nibbles (elements 0..15) and the
+// high nibbles (16..31): 128-bit lanes [b lo, b+1 lo, b hi, b+1 hi]. int32 lane j holds block b's
+// lane j (j < 4) or j - 4 (8 <= j < 12), block b+1's lane j - 4 (4 <= j < 8) or j - 8 (j >= 12).
+struct Q4_0Pairs {
+  using Block = enc::BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static constexpr __mmask16 kSecondBlockHalves = 0xF0F0;  // the 16-bit lanes of block b + 1
+  static __m512i codes(const Block* w) {
+    const __m256i ab =
+        _mm256_inserti128_si256(_mm256_castsi128_si256(load128(w[0].qs)), load128(w[1].qs), 1);
+    const __m512i both =
+        _mm512_inserti64x4(_mm512_castsi256_si512(ab), _mm256_srli_epi16(ab, 4), 1);
+    return _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
+  }
+  // One block in element order.
+  static __m256i block_codes(const Block& b) { return nibbles_to_bytes(b.qs); }
+  // The activations in the same order as codes().
+  static __m512i act_codes(const ActQ8Block& x0, const ActQ8Block& x1) {
+    const __m256i lo =
+        _mm256_inserti128_si256(_mm256_castsi128_si256(load128(x0.qs)), load128(x1.qs), 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(x0.qs + 16)),
+                                               load128(x1.qs + 16), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+  // Back to [chain 0 lanes 0..7, chain 1 lanes 0..7].
+  static __m512 chains(__m512 acc) {
+    return _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15), acc);
+  }
+};
+
+// Q8_0: block b in the low 256 bits, b + 1 in the high, codes + 128 (the sign bit flipped).
+struct Q8_0Pairs {
+  using Block = enc::BlockQ8_0;
+  static constexpr int kOffset = 128;
+  static constexpr __mmask16 kSecondBlockHalves = 0xFF00;
+  static __m512i codes(const Block* w) {
+    const __m512i ab =
+        _mm512_inserti64x4(_mm512_castsi256_si512(load256(w[0].qs)), load256(w[1].qs), 1);
+    return _mm512_xor_si512(ab, _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+  static __m256i block_codes(const Block& b) {
+    return _mm256_xor_si256(load256(b.qs), _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
+  static __m512i act_codes(const ActQ8Block& x0, const ActQ8Block& x1) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(load256(x0.qs)), load256(x1.qs), 1);
+  }
+  static __m512 chains(__m512 acc) { return acc; }
+};
+
+template <typename F>
+void prepare(const ActQ8Block* x, std::size_t n_pairs, PairActivations* out) {
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(F::kOffset));
+  for (std::size_t p = 0; p < n_pairs; ++p) {
+    const ActQ8Block& x0 = x[2 * p];
+    const ActQ8Block& x1 = x[2 * p + 1];
+    const __m512i codes = F::act_codes(x0, x1);
+    _mm512_store_si512(out[p].codes, codes);
+    _mm512_store_si512(
+        out[p].minus_off,
+        _mm512_sub_epi32(_mm512_setzero_si512(),
+                         _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, codes)));
+    _mm512_store_ps(out[p].d, _mm512_mask_blend_ps(F::kSecondBlockHalves, _mm512_set1_ps(x0.d),
+                                                   _mm512_set1_ps(x1.d)));
+  }
+}
+
+template <typename F>
+float row(const typename F::Block* w, const PairActivations* xp, const ActQ8Block* x,
+          std::size_t n_blocks) {
+  __m512 acc = _mm512_setzero_ps();
+  const std::size_t n_pairs = n_blocks / 2;
+  for (std::size_t p = 0; p < n_pairs; ++p) {
+    const typename F::Block* wb = w + 2 * p;
+    // A stream hint (reads no value).
+    _mm_prefetch(reinterpret_cast<const char*>(wb) + kAvx512DecodeAheadBytes, _MM_HINT_T0);
+    const __m512i sums = _mm512_dpbusd_epi32(_mm512_load_si512(xp[p].minus_off), F::codes(wb),
+                                             _mm512_load_si512(xp[p].codes));
+    // The two weight scales, each in its block's lanes.
+    const __m256i wd = _mm256_mask_set1_epi16(_mm256_set1_epi16(static_cast<short>(wb[0].d)),
+                                              F::kSecondBlockHalves, static_cast<short>(wb[1].d));
+    const __m512 scales = _mm512_mul_ps(_mm512_cvtph_ps(wd), _mm512_load_ps(xp[p].d));
+    acc = _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc);
+  }
+  acc = F::chains(acc);
+  if (n_blocks % 2 != 0) {  // a last, even block: chain 0 (lanes 0..7), as the row dot adds it
+    const std::size_t b = n_blocks - 1;
+    const __m256i xv = load256(x[b].qs);
+    const __m256i raw = _mm256_dpbusd_epi32(_mm256_setzero_si256(), F::block_codes(w[b]), xv);
+    const __m256i offset = _mm256_dpbusd_epi32(_mm256_setzero_si256(),
+                                               _mm256_set1_epi8(static_cast<char>(F::kOffset)), xv);
+    const __m256 dot = _mm256_cvtepi32_ps(_mm256_sub_epi32(raw, offset));
+    const __m512 scale = _mm512_set1_ps(half_to_float(w[b].d) * x[b].d);
+    acc = _mm512_mask3_fmadd_ps(scale, _mm512_zextps256_ps512(dot), acc, 0x00FF);
+  }
+  return hsum(_mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
+}
+
+template <typename F>
+void matvec(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
+            std::size_t n_blocks, float* y, void* scratch) {
+  auto* xp = static_cast<PairActivations*>(scratch);
+  prepare<F>(x, n_blocks / 2, xp);
+  const auto* rows = static_cast<const std::byte*>(w);
+  for (std::size_t r = 0; r < m; ++r)
+    y[r] = row<F>(reinterpret_cast<const typename F::Block*>(rows + r * w_stride), xp, x, n_blocks);
+}
+
+}  // namespace
+
+QuantMatvec quant_matvec_avx512(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_0:
+      return matvec<Q4_0Pairs>;
+    case DType::kQ8_0:
+      return matvec<Q8_0Pairs>;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace eredu::cpu::detail
