@@ -248,10 +248,11 @@ TEST(TiledMatmul, BatchesSpanningManyWorkItemsAreBitIdenticalOnAnyThreadCount) {
 TEST(TiledMatmul, OneTokenProductsAreBitIdenticalOnAnyThreadCount) {
   // The decode path (one token, rows split across threads), above the size below which the
   // kernel keeps the work on the calling thread.
-  for (Isa isa : {Isa::kGeneric, Isa::kAvx2}) {
+  for (Isa isa : {Isa::kGeneric, Isa::kAvx2, Isa::kAvx512}) {
     const auto* table = eredu::cpu::kernels_for(isa);
     if (table == nullptr) continue;
-    for (DType dtype : {DType::kF32, DType::kBF16, DType::kQ8_0, DType::kQ5_1, DType::kQ4_K}) {
+    for (DType dtype :
+         {DType::kF32, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ5_1, DType::kQ4_K}) {
       std::mt19937 rng(900 + static_cast<unsigned>(dtype));
       const std::size_t rows = 600, cols = 8 * block_of(dtype);
       const auto bytes = random_packed_matrix(rng, dtype, rows, cols);

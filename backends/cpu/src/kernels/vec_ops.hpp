@@ -178,6 +178,7 @@ void quantize_act_q8k_avx2(const float* x, encoding::BlockQ8_K* y, std::size_t n
 KQuantGemm kquant_gemm_avx2(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx2(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx2(DType dtype);
+QuantMatvec quant_matvec_avx2(DType dtype);
 float row_dot_iq4_nl_avx2(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
 void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
                       std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,

@@ -636,7 +636,7 @@ constexpr VecOps kAvx2Ops{
     .dot_bf16_f32_tokens = dot_bf16_f32_tokens,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,
-    .quant_matvec = nullptr,
+    .quant_matvec = quant_matvec_avx2,
     .quantize_act_q8k = quantize_act_q8k_avx2,
     .kquant_gemm = kquant_gemm_avx2,
     .kquant_prompt_gemm = kquant_prompt_gemm_avx2,
