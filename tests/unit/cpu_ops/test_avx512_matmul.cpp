@@ -5,8 +5,8 @@
 // table's value bit for bit, for one token (decode row dots), small batches and prompt tiles, row
 // and token counts off every tile edge, odd and even block counts (the row dots take blocks in
 // pairs), and on 1 or 3 threads. So for these encodings choosing the AVX-512 table can change
-// speed, never a token, except in prompts (more than 16 tokens) of Q4_0 / Q8_0 and of float
-// weights, whose AVX-512 tiles round differently (test_avx512_prompt_tiles.cpp,
+// speed, never a token, except in prompts (more than 16 tokens) of Q4_0 / Q5_0 / Q8_0 and of float
+// weights, whose AVX-512 tiles round differently (test_quant_prompt_tiles.cpp,
 // test_tiled_matmul.cpp).
 #include <gtest/gtest.h>
 
@@ -52,9 +52,11 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   ThreadPool three(3);
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
-      // Prompts of Q4_0 / Q8_0 (more than 16 tokens) take the AVX-512 prompt tiles, whose
-      // numerics are their own (test_avx512_prompt_tiles.cpp).
-      const bool prompt_tile = (dtype == DType::kQ4_0 || dtype == DType::kQ8_0) && s.tokens > 16;
+      // Prompts of Q4_0 / Q5_0 / Q8_0 (more than 16 tokens) take the AVX-512 prompt tiles, whose
+      // numerics are their own (test_quant_prompt_tiles.cpp).
+      const bool prompt_tile =
+          (dtype == DType::kQ4_0 || dtype == DType::kQ5_0 || dtype == DType::kQ8_0) &&
+          s.tokens > 16;
       if (prompt_tile) continue;
       std::mt19937 rng(4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
       // Float rows: steps of 8 plus a tail of 5 (the tiles' scalar tail).

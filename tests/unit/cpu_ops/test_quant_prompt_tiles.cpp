@@ -1,11 +1,10 @@
-// The prompt tiles for Q4_0 (AVX2 and AVX-512) and Q8_0 (AVX-512) (more than 16 tokens) against
-// their definition,
-// computed here from the decoded blocks: per (row, token), block after block, the exact integer
-// dot S of the block's codes with the activation's 8-bit codes, then
-// acc = fma(d_w * d_x, float(S), acc). On activations that quantize exactly (k / 64 per element,
-// each block holding +-127, so d_x = 1/64 and the codes are k) every element must match bit for
-// bit: rows around the 16-row groups and the 32-row work items, token counts around the 8-token
-// tiles and past one 96-token chunk, on 1 and 3 threads. Short batches keep the one-token values
+// The prompt tiles for Q4_0 (AVX2 and AVX-512), Q5_0 and Q8_0 (AVX-512) (more than 16 tokens)
+// against their definition, computed here from the decoded blocks: per (row, token), block after
+// block, the exact integer dot S of the block's codes with the activation's 8-bit codes, then acc =
+// fma(d_w * d_x, float(S), acc). On activations that quantize exactly (k / 64 per element, each
+// block holding +-127, so d_x = 1/64 and the codes are k) every element must match bit for bit:
+// rows around the 16-row groups and the 32-row work items, token counts around the 8-token tiles
+// and past one 96-token chunk, on 1 and 3 threads. Short batches keep the one-token values
 // (test_avx512_matmul.cpp compares them with the AVX2 table, test_tiled_matmul.cpp with the
 // one-token path).
 #include <gtest/gtest.h>
@@ -48,6 +47,15 @@ void block_codes(DType dtype, const std::byte* row, std::size_t b, int* codes, f
       codes[i + 16] = (blk.qs[i] >> 4) - 8;
     }
     *d = enc::fp16_to_fp32(blk.d);
+  } else if (dtype == DType::kQ5_0) {
+    const auto& blk = reinterpret_cast<const enc::BlockQ5_0*>(row)[b];
+    std::uint32_t high = 0;
+    std::memcpy(&high, blk.qh, 4);
+    for (int i = 0; i < 16; ++i) {
+      codes[i] = ((blk.qs[i] & 0x0F) | static_cast<int>(((high >> i) & 1U) << 4)) - 16;
+      codes[i + 16] = ((blk.qs[i] >> 4) | static_cast<int>(((high >> (i + 16)) & 1U) << 4)) - 16;
+    }
+    *d = enc::fp16_to_fp32(blk.d);
   } else {
     const auto& blk = reinterpret_cast<const enc::BlockQ8_0*>(row)[b];
     for (int i = 0; i < 32; ++i)
@@ -72,9 +80,9 @@ TEST_P(QuantPromptTiles, PromptsEqualTheBlockSumDefinitionBitForBit) {
                  << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
   // The AVX2 table has a prompt tile for Q4_0 only (Q8_0's pair sums overflow int16 there).
-  const std::vector<DType> dtypes = isa == Isa::kAvx512
-                                        ? std::vector<DType>{DType::kQ4_0, DType::kQ8_0}
-                                        : std::vector<DType>{DType::kQ4_0};
+  const std::vector<DType> dtypes =
+      isa == Isa::kAvx512 ? std::vector<DType>{DType::kQ4_0, DType::kQ5_0, DType::kQ8_0}
+                          : std::vector<DType>{DType::kQ4_0};
   const std::vector<Shape> shapes = {{1, 17, 1},  {15, 24, 2}, {16, 25, 3},  {17, 31, 1},
                                      {33, 40, 2}, {40, 97, 1}, {67, 130, 2}, {5, 19, 5}};
   ThreadPool three(3);

@@ -24,12 +24,12 @@
 // reuses every decoded weight block for several tokens. Encodings without an integer kernel are
 // decoded one row block at a time into a per-thread float buffer; the matrix is never densified.
 //
-// Prompts (more than kTokenTile tokens) on a table with prompt kernels (AVX-512: Q4_0 / Q8_0,
-// Q2_K..Q6_K, F16, BF16): a work item of 32 rows takes all the tokens when there are enough row
-// blocks, and the kernel repacks its rows once (16 rows side by side) or reads F16 rows as stored.
-// The K-quant prompt kernels keep the definition's values; Q4_0 / Q8_0 and float prompts round
-// differently from the one-token path, which is why short batches (a speculative verification)
-// never take them.
+// Prompts (more than kTokenTile tokens) on a table with prompt kernels (AVX-512: Q4_0 / Q5_0 /
+// Q8_0, Q2_K..Q6_K, F16, BF16): a work item of 32 rows takes all the tokens when there are enough
+// row blocks, and the kernel repacks its rows once (16 rows side by side) or reads F16 rows as
+// stored. The K-quant prompt kernels keep the definition's values; Q4_0 / Q5_0 / Q8_0 and float
+// prompts round differently from the one-token path, which is why short batches (a speculative
+// verification) never take them.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

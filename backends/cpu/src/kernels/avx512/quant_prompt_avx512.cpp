@@ -1,8 +1,8 @@
-// AVX-512 VNNI prompt tiles for Q4_0 and Q8_0 weights: the products of more than kTokenTile tokens
-// (a prompt), where a work item's rows are read by many tokens. Compiled with the AVX-512 flags
-// (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
+// AVX-512 VNNI prompt tiles for Q4_0, Q5_0 and Q8_0 weights: the products of more than kTokenTile
+// tokens (a prompt), where a work item's rows are read by many tokens. Compiled with the AVX-512
+// flags (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
 //
-// Numerics (tested bit for bit against this definition, test_avx512_prompt_tiles.cpp): per
+// Numerics (tested bit for bit against this definition, test_quant_prompt_tiles.cpp): per
 // (row, token), block after block, the exact integer dot S_b of the block's 32 codes with the 32
 // activation bytes, then acc = fma(d_w * d_x, float(S_b), acc). The one-token row dots
 // (quant_avx512.cpp) keep the AVX2 table's 8 float lanes per block instead; the two differ by float
@@ -55,6 +55,16 @@ struct Q4_0 {
     const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed),
                                              _mm256_set1_epi8(0x0F));
     return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
+  }
+};
+
+// Q5_0 (most rows of a Q4_K_M file whose rows are not whole K-quant super-blocks): the nibble,
+// bit 4 from qh, minus 16; where the fifth bit is clear, bits 4..7 set make the two's complement.
+struct Q5_0 {
+  using Block = enc::BlockQ5_0;
+  static __m256i codes(const Block& b) {
+    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
+    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
   }
 };
 
@@ -163,6 +173,8 @@ QuantPromptGemm quant_prompt_gemm_avx512(DType dtype) {
   switch (dtype) {
     case DType::kQ4_0:
       return prompt_gemm<Q4_0>;
+    case DType::kQ5_0:
+      return prompt_gemm<Q5_0>;
     case DType::kQ8_0:
       return prompt_gemm<Q8_0>;
     default:
