@@ -1,4 +1,4 @@
-// The prompt tiles for Q4_0 (AVX2 and AVX-512), Q5_0 and Q8_0 (AVX-512) (more than 16 tokens)
+// The prompt tiles for Q4_0 and Q5_0 (AVX2 and AVX-512) and Q8_0 (AVX-512) (more than 16 tokens)
 // against their definition, computed here from the decoded blocks: per (row, token), block after
 // block, the exact integer dot S of the block's codes with the activation's 8-bit codes, then acc =
 // fma(d_w * d_x, float(S), acc). On activations that quantize exactly (k / 64 per element, each
@@ -70,6 +70,59 @@ struct Shape {
   std::size_t blocks;
 };
 
+// Every element of the table's product of w (packed `bytes`) with the activations k / 64 equals
+// the definition, on 1 and 3 threads.
+void expect_definition(const eredu::cpu::KernelTable& table, Isa isa, DType dtype, const Shape& s,
+                       const std::vector<std::byte>& bytes, const std::vector<int>& k,
+                       ThreadPool& three) {
+  const std::size_t cols = 32 * s.blocks;
+  const MatrixView w{dtype, bytes.data(), s.rows, cols};
+  const std::size_t row_bytes = eredu::cpu::packed_row_bytes(dtype, cols);
+  std::vector<float> x(k.size());
+  for (std::size_t i = 0; i < k.size(); ++i)
+    x[i] = static_cast<float>(k[i]) / 64.0F;
+
+  std::vector<float> expected(s.tokens * s.rows);
+  const float xd = 1.0F / 64.0F;
+  for (std::size_t r = 0; r < s.rows; ++r) {
+    const std::byte* row = bytes.data() + r * row_bytes;
+    for (std::size_t t = 0; t < s.tokens; ++t) {
+      float acc = 0.0F;
+      for (std::size_t b = 0; b < s.blocks; ++b) {
+        int codes[32];
+        float wd = 0.0F;
+        block_codes(dtype, row, b, codes, &wd);
+        int sum = 0;
+        for (int i = 0; i < 32; ++i)
+          sum += codes[i] * k[t * cols + 32 * b + i];
+        acc = std::fma(wd * xd, static_cast<float>(sum), acc);
+      }
+      expected[t * s.rows + r] = acc;
+    }
+  }
+
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+    std::vector<float> actual(expected.size(), -2.0F);
+    table.matmul(w, x.data(), s.tokens, actual.data(), pool);
+    std::size_t differ = 0;
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
+    }
+    EXPECT_EQ(differ, 0U) << eredu::cpu::isa_name(isa) << " " << eredu::to_string(dtype) << " "
+                          << s.rows << " rows x " << s.tokens << " tokens x " << cols << " cols, "
+                          << (pool == nullptr ? 1 : pool->size()) << " threads: first at " << first
+                          << ": " << actual[first] << " vs " << expected[first];
+  }
+}
+
+// The encodings with a prompt tile on a table (AVX2 has none for Q8_0: its pair sums overflow
+// int16 there).
+std::vector<DType> prompt_tile_encodings(Isa isa) {
+  if (isa == Isa::kAvx512) return {DType::kQ4_0, DType::kQ5_0, DType::kQ8_0};
+  return {DType::kQ4_0, DType::kQ5_0};
+}
+
 class QuantPromptTiles : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(QuantPromptTiles, PromptsEqualTheBlockSumDefinitionBitForBit) {
@@ -79,59 +132,54 @@ TEST_P(QuantPromptTiles, PromptsEqualTheBlockSumDefinitionBitForBit) {
     GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
                  << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
-  // The AVX2 table has a prompt tile for Q4_0 only (Q8_0's pair sums overflow int16 there).
-  const std::vector<DType> dtypes =
-      isa == Isa::kAvx512 ? std::vector<DType>{DType::kQ4_0, DType::kQ5_0, DType::kQ8_0}
-                          : std::vector<DType>{DType::kQ4_0};
   const std::vector<Shape> shapes = {{1, 17, 1},  {15, 24, 2}, {16, 25, 3},  {17, 31, 1},
                                      {33, 40, 2}, {40, 97, 1}, {67, 130, 2}, {5, 19, 5}};
   ThreadPool three(3);
-  for (DType dtype : dtypes) {
+  for (DType dtype : prompt_tile_encodings(isa)) {
     for (const Shape& s : shapes) {
       std::mt19937 rng(6100 + static_cast<unsigned>(dtype) * 13 + static_cast<unsigned>(s.rows));
-      const std::size_t cols = 32 * s.blocks;
-      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
-      const MatrixView w{dtype, bytes.data(), s.rows, cols};
-      const std::size_t row_bytes = eredu::cpu::packed_row_bytes(dtype, cols);
-      const std::vector<int> k = grid_codes(rng, s.tokens * cols);
-      std::vector<float> x(k.size());
-      for (std::size_t i = 0; i < k.size(); ++i)
-        x[i] = static_cast<float>(k[i]) / 64.0F;
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, 32 * s.blocks);
+      expect_definition(*table, isa, dtype, s, bytes, grid_codes(rng, s.tokens * 32 * s.blocks),
+                        three);
+    }
+  }
+}
 
-      std::vector<float> expected(s.tokens * s.rows);
-      const float xd = 1.0F / 64.0F;
-      for (std::size_t r = 0; r < s.rows; ++r) {
-        const std::byte* row = bytes.data() + r * row_bytes;
-        for (std::size_t t = 0; t < s.tokens; ++t) {
-          float acc = 0.0F;
-          for (std::size_t b = 0; b < s.blocks; ++b) {
-            int codes[32];
-            float wd = 0.0F;
-            block_codes(dtype, row, b, codes, &wd);
-            int sum = 0;
-            for (int i = 0; i < 32; ++i)
-              sum += codes[i] * k[t * cols + 32 * b + i];
-            acc = std::fma(wd * xd, static_cast<float>(sum), acc);
-          }
-          expected[t * s.rows + r] = acc;
+// The largest sums the integer steps can meet: every code at the encoding's most negative value
+// against activations of +-127 (the AVX2 tiles add int16 pair sums of several slices before
+// widening them; one slice too many overflows here and nowhere in random data).
+TEST_P(QuantPromptTiles, PromptsAreExactAtTheExtremesOfCodesAndActivations) {
+  const Isa isa = GetParam();
+  const auto* table = eredu::cpu::kernels_for(isa);
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
+                 << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
+  }
+  const Shape s{19, 20, 3};
+  ThreadPool three(3);
+  for (DType dtype : prompt_tile_encodings(isa)) {
+    std::mt19937 rng(6200 + static_cast<unsigned>(dtype));
+    auto bytes = random_packed_matrix(rng, dtype, s.rows, 32 * s.blocks);
+    const std::size_t row_bytes = eredu::cpu::packed_row_bytes(dtype, 32 * s.blocks);
+    for (std::size_t r = 0; r < s.rows; ++r) {
+      for (std::size_t b = 0; b < s.blocks; ++b) {
+        std::byte* row = bytes.data() + r * row_bytes;
+        if (dtype == DType::kQ4_0) {  // nibbles 0: -8
+          std::memset(reinterpret_cast<enc::BlockQ4_0*>(row)[b].qs, 0, 16);
+        } else if (dtype == DType::kQ5_0) {  // nibbles 0, fifth bits clear: -16
+          auto& blk = reinterpret_cast<enc::BlockQ5_0*>(row)[b];
+          std::memset(blk.qs, 0, 16);
+          std::memset(blk.qh, 0, 4);
+        } else {
+          std::memset(reinterpret_cast<enc::BlockQ8_0*>(row)[b].qs, 0x81, 32);  // -127
         }
-      }
-
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-        std::vector<float> actual(expected.size(), -2.0F);
-        table->matmul(w, x.data(), s.tokens, actual.data(), pool);
-        std::size_t differ = 0;
-        std::size_t first = 0;
-        for (std::size_t i = 0; i < actual.size(); ++i) {
-          if (std::memcmp(&actual[i], &expected[i], sizeof(float)) != 0 && differ++ == 0) first = i;
-        }
-        EXPECT_EQ(differ, 0U) << eredu::cpu::isa_name(isa) << " " << eredu::to_string(dtype) << " "
-                              << s.rows << " rows x " << s.tokens << " tokens x " << cols
-                              << " cols, " << (pool == nullptr ? 1 : pool->size())
-                              << " threads: first at " << first << ": " << actual[first] << " vs "
-                              << expected[first];
       }
     }
+    // Even tokens +127 everywhere, odd tokens -127.
+    std::vector<int> k(s.tokens * 32 * s.blocks);
+    for (std::size_t i = 0; i < k.size(); ++i)
+      k[i] = (i / (32 * s.blocks)) % 2 == 0 ? 127 : -127;
+    expect_definition(*table, isa, dtype, s, bytes, k, three);
   }
 }
 

@@ -1,6 +1,6 @@
-// AVX2 prompt tiles for Q4_0 weights: the products of more than kTokenTile tokens. Compiled with
-// -mavx2 -mfma -mf16c like the other avx2/ units and reached only through vec_ops_avx2() (the
-// AVX-512 table has its own for Q4_0 and Q8_0, avx512/quant_prompt_avx512.cpp).
+// AVX2 prompt tiles for Q4_0 and Q5_0 weights: the products of more than kTokenTile tokens.
+// Compiled with -mavx2 -mfma -mf16c like the other avx2/ units and reached only through
+// vec_ops_avx2() (the AVX-512 table has its own, avx512/quant_prompt_avx512.cpp).
 //
 // Numerics: those of the AVX-512 prompt tiles, so both tables give the same values (tested bit for
 // bit against the definition, test_quant_prompt_tiles.cpp): per (row, token), block after block,
@@ -10,10 +10,11 @@
 // Layout: a work item first repacks its rows in groups of 8 (dword g of row r at codes[g][r],
 // signed codes). Per 4-code slice and token, _mm256_maddubs_epi16 multiplies the activation bytes,
 // broadcast to every lane as unsigned (value + 128), with the 8 rows' codes: two int16 pair sums
-// per row of at most 2 * 255 * 8 = 4080, so a block's 8 slices add up in int16 (at most 32640)
-// and one _mm256_madd_epi16 per block and token widens them. The offset's share, 128 * (sum of
-// the row's codes), is computed at the repack and is the start value of every token's sum.
-// (Q8_0's codes reach -128: their pair sums overflow int16, so Q8_0 keeps the AVX2 tiles.)
+// per row of at most 2 * 255 * 8 = 4080 (Q4_0) or 2 * 255 * 16 = 8160 (Q5_0), so 8 (Q4_0) or 4
+// (Q5_0) slices add up in int16 (at most 32640) before one _mm256_madd_epi16 widens them. The
+// offset's share, 128 * (sum of the row's codes), is computed at the repack and is the start value
+// of every token's sum. (Q8_0's codes reach -128: their pair sums overflow int16 even alone, so
+// Q8_0 keeps the AVX2 tiles.)
 #include <immintrin.h>
 
 #include <cstddef>
@@ -41,21 +42,37 @@ struct GroupBlock {
   alignas(32) float d[kLanes];                // the row's block scale
 };
 
-// A Q4_0 block's 32 codes (nibble - 8) as signed bytes, in element order.
-inline __m256i q4_0_codes(const enc::BlockQ4_0& b) {
-  return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
-}
+// Per encoding: a block's 32 codes as signed bytes, in element order, and how many 4-code slices
+// of int16 pair sums fit int16 (see above).
+struct Q4_0 {
+  using Block = enc::BlockQ4_0;
+  static constexpr int kSlicesPerWiden = 8;
+  static __m256i codes(const Block& b) {
+    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
+  }
+};
 
+struct Q5_0 {
+  using Block = enc::BlockQ5_0;
+  static constexpr int kSlicesPerWiden = 4;
+  // The nibble, bit 4 from qh, minus 16: where the fifth bit is clear, bits 4..7 set.
+  static __m256i codes(const Block& b) {
+    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
+    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
+  }
+};
+
+template <typename F>
 void repack_group(const std::byte* w, std::size_t w_stride, std::size_t rows, std::size_t n_blocks,
                   GroupBlock* out) {
   const auto row = [&](std::size_t r) {
-    return reinterpret_cast<const enc::BlockQ4_0*>(w + r * w_stride);
+    return reinterpret_cast<const typename F::Block*>(w + r * w_stride);
   };
   for (std::size_t b = 0; b < n_blocks; ++b) {
     __m256i z[8];
     alignas(16) std::uint16_t d[kLanes] = {};
     for (std::size_t r = 0; r < kLanes; ++r)
-      z[r] = r < rows ? q4_0_codes(row(r)[b]) : _mm256_setzero_si256();
+      z[r] = r < rows ? F::codes(row(r)[b]) : _mm256_setzero_si256();
     for (std::size_t r = 0; r < rows; ++r)
       d[r] = row(r)[b].d;
     transpose8(z);
@@ -78,7 +95,7 @@ inline __m256i load8(const void* p) {
 
 // One group of 8 rows x T tokens over all blocks: token t (its activations at xu[t], xd[t]) writes
 // its row values to y + t * ldy (the first `rows`), for t < rn.
-template <int T>
+template <typename F, int T>
 void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* const (&xu)[T],
           const float* const (&xd)[T], std::size_t rn, std::size_t rows, float* y,
           std::size_t ldy) {
@@ -88,28 +105,36 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* con
     acc[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const GroupBlock& gb = group[b];
-    __m256i pairs[T];
+    __m256i sum[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t)
-      pairs[t] = _mm256_setzero_si256();
+      sum[t] = load8(gb.start);
+#pragma GCC unroll 2
+    for (int g0 = 0; g0 < 8; g0 += F::kSlicesPerWiden) {
+      __m256i pairs[T];
 #pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) {
-      const __m256i codes = load8(gb.codes[g]);
+      for (int t = 0; t < T; ++t)
+        pairs[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        std::int32_t four;
-        std::memcpy(&four, xu[t] + 32 * b + 4 * g, 4);
-        pairs[t] = _mm256_add_epi16(pairs[t], _mm256_maddubs_epi16(_mm256_set1_epi32(four), codes));
+      for (int g = g0; g < g0 + F::kSlicesPerWiden; ++g) {
+        const __m256i codes = load8(gb.codes[g]);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          std::int32_t four;
+          std::memcpy(&four, xu[t] + 32 * b + 4 * g, 4);
+          pairs[t] =
+              _mm256_add_epi16(pairs[t], _mm256_maddubs_epi16(_mm256_set1_epi32(four), codes));
+        }
       }
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t)
+        sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)));
     }
-    const __m256i start = load8(gb.start);
     const __m256 wd = _mm256_load_ps(gb.d);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const __m256i sum =
-          _mm256_add_epi32(start, _mm256_madd_epi16(pairs[t], _mm256_set1_epi16(1)));
       const __m256 scale = _mm256_mul_ps(wd, _mm256_set1_ps(xd[t][b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
+      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum[t]), acc[t]);
     }
   }
 #pragma GCC unroll 8
@@ -125,15 +150,16 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* con
   }
 }
 
-void prompt_gemm_q4_0(const void* w, std::size_t w_stride, std::size_t m,
-                      const PromptActivations& x, std::size_t n_blocks, std::size_t n, float* y,
-                      std::size_t ldy) {
+template <typename F>
+void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
+                 std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   GroupBlock* groups = group_scratch<GroupBlock>((m + kLanes - 1) / kLanes * n_blocks);
   const auto* wb = static_cast<const std::byte*>(w);
   run_prompt_item<kLanes, kTokens>(
       m, n,
       [&](std::size_t g, std::size_t rows) {
-        repack_group(wb + g * kLanes * w_stride, w_stride, rows, n_blocks, groups + g * n_blocks);
+        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                        groups + g * n_blocks);
       },
       [&](std::size_t g, std::size_t rows, std::size_t t0, std::size_t rn, auto token) {
         const std::uint8_t* xu[kTokens];
@@ -142,15 +168,22 @@ void prompt_gemm_q4_0(const void* w, std::size_t w_stride, std::size_t m,
           xu[t] = x.codes + token(t) * n_blocks * 32;
           xd[t] = x.d + token(t) * n_blocks;
         }
-        tile<kTokens>(groups + g * n_blocks, n_blocks, xu, xd, rn, rows, y + t0 * ldy + g * kLanes,
-                      ldy);
+        tile<F, kTokens>(groups + g * n_blocks, n_blocks, xu, xd, rn, rows,
+                         y + t0 * ldy + g * kLanes, ldy);
       });
 }
 
 }  // namespace
 
 QuantPromptGemm quant_prompt_gemm_avx2(DType dtype) {
-  return dtype == DType::kQ4_0 ? prompt_gemm_q4_0 : nullptr;
+  switch (dtype) {
+    case DType::kQ4_0:
+      return prompt_gemm<Q4_0>;
+    case DType::kQ5_0:
+      return prompt_gemm<Q5_0>;
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace eredu::cpu::detail
