@@ -6,9 +6,9 @@
 // Decode and batches of up to 16 tokens give exactly the AVX2 table's results (the K-quant products
 // are bit-identical to their scalar definition on both; the Q4_0 / Q8_0 products perform the AVX2
 // kernels' float steps on the same exact integers). Prompts (more than 16 tokens): the K-quant
-// prompt tiles keep the definition's values, and the Q4_0 prompt tiles the AVX2 table's own
-// prompt numerics; Q5_0 / Q8_0 prompts (exact block sums, AVX-512 only) and the float prompt tiles
-// (16-lane chains instead of 8-lane ones) differ from the AVX2 table by float rounding.
+// prompt tiles keep the definition's values, and the Q4_0 / Q5_0 / Q8_0 prompt tiles the AVX2
+// table's own prompt numerics (exact block sums); the float prompt tiles (16-lane chains instead of
+// 8-lane ones) differ from the AVX2 table by float rounding.
 #include "eredu/backends/cpu/kernels.hpp"
 #include "vec_ops.hpp"
 

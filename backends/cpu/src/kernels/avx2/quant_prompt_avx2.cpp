@@ -1,4 +1,4 @@
-// AVX2 prompt tiles for Q4_0 and Q5_0 weights: the products of more than kTokenTile tokens.
+// AVX2 prompt tiles for Q4_0, Q5_0 and Q8_0 weights: the products of more than kTokenTile tokens.
 // Compiled with -mavx2 -mfma -mf16c like the other avx2/ units and reached only through
 // vec_ops_avx2() (the AVX-512 table has its own, avx512/quant_prompt_avx512.cpp).
 //
@@ -13,8 +13,7 @@
 // per row of at most 2 * 255 * 8 = 4080 (Q4_0) or 2 * 255 * 16 = 8160 (Q5_0), so 8 (Q4_0) or 4
 // (Q5_0) slices add up in int16 (at most 32640) before one _mm256_madd_epi16 widens them. The
 // offset's share, 128 * (sum of the row's codes), is computed at the repack and is the start value
-// of every token's sum. (Q8_0's codes reach -128: their pair sums overflow int16 even alone, so
-// Q8_0 keeps the AVX2 tiles.)
+// of every token's sum. Q8_0 multiplies differently (see Q8_0 below).
 #include <immintrin.h>
 
 #include <cstddef>
@@ -46,6 +45,7 @@ struct GroupBlock {
 // of int16 pair sums fit int16 (see above).
 struct Q4_0 {
   using Block = enc::BlockQ4_0;
+  static constexpr bool kSignTrick = false;
   static constexpr int kSlicesPerWiden = 8;
   static __m256i codes(const Block& b) {
     return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
@@ -54,11 +54,26 @@ struct Q4_0 {
 
 struct Q5_0 {
   using Block = enc::BlockQ5_0;
+  static constexpr bool kSignTrick = false;
   static constexpr int kSlicesPerWiden = 4;
   // The nibble, bit 4 from qh, minus 16: where the fifth bit is clear, bits 4..7 set.
   static __m256i codes(const Block& b) {
     const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
     return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
+  }
+};
+
+// Q8_0: codes of -128..127 against activation codes + 128 would reach 2 * 255 * 128 per pair sum.
+// Instead the activations enter signed (the + 128 undone) and _mm256_maddubs_epi16 multiplies the
+// codes' magnitudes (unsigned, at most 128) with the activations carrying the codes' signs: a pair
+// sum is at most 2 * 128 * 127 = 32512, so every slice is widened at once, and no offset is
+// subtracted.
+struct Q8_0 {
+  using Block = enc::BlockQ8_0;
+  static constexpr bool kSignTrick = true;
+  static constexpr int kSlicesPerWiden = 1;
+  static __m256i codes(const Block& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   }
 };
 
@@ -83,8 +98,10 @@ void repack_group(const std::byte* w, std::size_t w_stride, std::size_t rows, st
       pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_set1_epi8(1), z[g]));
     }
     const __m256i sum = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // the rows' code sums
-    _mm256_store_si256(reinterpret_cast<__m256i*>(gb.start),
-                       _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
+    const __m256i start = F::kSignTrick
+                              ? _mm256_setzero_si256()
+                              : _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(gb.start), start);
     _mm256_store_ps(gb.d, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))));
   }
 }
@@ -118,12 +135,19 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const std::uint8_t* con
 #pragma GCC unroll 8
       for (int g = g0; g < g0 + F::kSlicesPerWiden; ++g) {
         const __m256i codes = load8(gb.codes[g]);
+        [[maybe_unused]] const __m256i magnitudes = _mm256_abs_epi8(codes);  // 128 for -128
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-          std::int32_t four;
+          std::uint32_t four;
           std::memcpy(&four, xu[t] + 32 * b + 4 * g, 4);
-          pairs[t] =
-              _mm256_add_epi16(pairs[t], _mm256_maddubs_epi16(_mm256_set1_epi32(four), codes));
+          __m256i p;
+          if constexpr (F::kSignTrick) {
+            const __m256i x = _mm256_set1_epi32(static_cast<int>(four ^ 0x80808080U));
+            p = _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(x, codes));
+          } else {
+            p = _mm256_maddubs_epi16(_mm256_set1_epi32(static_cast<int>(four)), codes);
+          }
+          pairs[t] = _mm256_add_epi16(pairs[t], p);
         }
       }
 #pragma GCC unroll 8
@@ -181,6 +205,8 @@ QuantPromptGemm quant_prompt_gemm_avx2(DType dtype) {
       return prompt_gemm<Q4_0>;
     case DType::kQ5_0:
       return prompt_gemm<Q5_0>;
+    case DType::kQ8_0:
+      return prompt_gemm<Q8_0>;
     default:
       return nullptr;
   }
