@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "../vec_ops.hpp"
+#include "block_codes_avx2.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "simd_avx2.hpp"
 
@@ -36,21 +37,13 @@ constexpr int kFloatTokens = 4;
 // Per weight encoding: the block type, its 32 codes as bytes, whether they are signed (then the dot
 // moves their sign onto the activation) or unsigned with an affine minimum, and how many chains of
 // multiply-adds its row dot keeps (block b in chain b % kChains; vec_avx2.cpp).
-struct Q8_0 {
-  using Block = enc::BlockQ8_0;
+struct Q8_0 : Q8_0SignedCodes {
   static constexpr bool kSigned = true;
   static constexpr std::size_t kChains = 2;
-  static __m256i codes(const Block& b) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-  }
 };
-struct Q4_0 {
-  using Block = enc::BlockQ4_0;
+struct Q4_0 : Q4_0SignedCodes {
   static constexpr bool kSigned = true;
   static constexpr std::size_t kChains = 2;
-  static __m256i codes(const Block& b) {
-    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
-  }
 };
 struct Q4_1 {
   using Block = enc::BlockQ4_1;
@@ -58,15 +51,9 @@ struct Q4_1 {
   static constexpr std::size_t kChains = 1;
   static __m256i codes(const Block& b) { return nibbles_to_bytes(b.qs); }
 };
-struct Q5_0 {
-  using Block = enc::BlockQ5_0;
+struct Q5_0 : Q5_0SignedCodes {
   static constexpr bool kSigned = true;
   static constexpr std::size_t kChains = 1;
-  static __m256i codes(const Block& b) {
-    // code - 16 = low nibble with bits 4..7 set where the fifth bit is clear (two's complement).
-    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
-    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
-  }
 };
 struct Q5_1 {
   using Block = enc::BlockQ5_1;

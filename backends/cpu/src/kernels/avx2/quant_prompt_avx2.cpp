@@ -22,6 +22,7 @@
 
 #include "../prompt_tiles.hpp"
 #include "../vec_ops.hpp"
+#include "block_codes_avx2.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "simd_avx2.hpp"
 #include "transpose_avx2.hpp"
@@ -41,26 +42,16 @@ struct GroupBlock {
   alignas(32) float d[kLanes];                // the row's block scale
 };
 
-// Per encoding: a block's 32 codes as signed bytes, in element order, and how many 4-code slices
-// of int16 pair sums fit int16 (see above).
-struct Q4_0 {
-  using Block = enc::BlockQ4_0;
+// Per encoding: the block's signed codes (block_codes_avx2.hpp), whether the activations enter
+// signed (Q8_0, below), and how many 4-code slices of int16 pair sums fit int16 (see above).
+struct Q4_0 : Q4_0SignedCodes {
   static constexpr bool kSignTrick = false;
   static constexpr int kSlicesPerWiden = 8;
-  static __m256i codes(const Block& b) {
-    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
-  }
 };
 
-struct Q5_0 {
-  using Block = enc::BlockQ5_0;
+struct Q5_0 : Q5_0SignedCodes {
   static constexpr bool kSignTrick = false;
   static constexpr int kSlicesPerWiden = 4;
-  // The nibble, bit 4 from qh, minus 16: where the fifth bit is clear, bits 4..7 set.
-  static __m256i codes(const Block& b) {
-    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
-    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
-  }
 };
 
 // Q8_0: codes of -128..127 against activation codes + 128 would reach 2 * 255 * 128 per pair sum.
@@ -68,13 +59,9 @@ struct Q5_0 {
 // codes' magnitudes (unsigned, at most 128) with the activations carrying the codes' signs: a pair
 // sum is at most 2 * 128 * 127 = 32512, so every slice is widened at once, and no offset is
 // subtracted.
-struct Q8_0 {
-  using Block = enc::BlockQ8_0;
+struct Q8_0 : Q8_0SignedCodes {
   static constexpr bool kSignTrick = true;
   static constexpr int kSlicesPerWiden = 1;
-  static __m256i codes(const Block& b) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-  }
 };
 
 template <typename F>

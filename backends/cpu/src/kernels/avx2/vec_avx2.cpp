@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "../vec_ops.hpp"
+#include "block_codes_avx2.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "simd_avx2.hpp"
 
@@ -483,20 +484,12 @@ float row_dot_two_chains(const void* w_row, const ActQ8Block* x, std::size_t n_b
 }
 
 // Signed codes of a block, and how many blocks ahead (~0.5 KiB) the stream hint reaches.
-struct Q8_0Codes {
-  using Block = enc::BlockQ8_0;
+struct Q8_0Codes : Q8_0SignedCodes {
   static constexpr std::size_t kAheadBlocks = 16;
-  static __m256i codes(const Block& b) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-  }
 };
 
-struct Q4_0Codes {
-  using Block = enc::BlockQ4_0;
+struct Q4_0Codes : Q4_0SignedCodes {
   static constexpr std::size_t kAheadBlocks = 32;
-  static __m256i codes(const Block& b) {
-    return _mm256_sub_epi8(nibbles_to_bytes(b.qs), _mm256_set1_epi8(8));
-  }
 };
 
 float row_dot_q8_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
@@ -523,9 +516,7 @@ float row_dot_q5_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks)
   const auto* w = static_cast<const enc::BlockQ5_0*>(w_row);
   __m256 acc = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n_blocks; ++b) {
-    // code - 16 = low nibble with bits 4..7 set where the fifth bit is clear (two's complement).
-    const __m256i high = _mm256_andnot_si256(bits_to_bytes(w[b].qh), _mm256_set1_epi8(-16));
-    const __m256i qw = _mm256_or_si256(nibbles_to_bytes(w[b].qs), high);
+    const __m256i qw = Q5_0SignedCodes::codes(w[b]);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
     acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
   }

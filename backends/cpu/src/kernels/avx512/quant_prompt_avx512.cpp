@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../avx2/block_codes_avx2.hpp"
 #include "../avx2/simd_avx2.hpp"
 #include "../prompt_tiles.hpp"
 #include "../vec_ops.hpp"
@@ -47,33 +48,11 @@ struct GroupBlock {
   alignas(64) float d[kLanes];                // the row's block scale
 };
 
-// Per encoding: a block's 32 codes as signed bytes, in element order.
-struct Q4_0 {
-  using Block = enc::BlockQ4_0;
-  static __m256i codes(const Block& b) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-    const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed),
-                                             _mm256_set1_epi8(0x0F));
-    return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
-  }
-};
-
-// Q5_0 (most rows of a Q4_K_M file whose rows are not whole K-quant super-blocks): the nibble,
-// bit 4 from qh, minus 16; where the fifth bit is clear, bits 4..7 set make the two's complement.
-struct Q5_0 {
-  using Block = enc::BlockQ5_0;
-  static __m256i codes(const Block& b) {
-    const __m256i high = _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(-16));
-    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
-  }
-};
-
-struct Q8_0 {
-  using Block = enc::BlockQ8_0;
-  static __m256i codes(const Block& b) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
-  }
-};
+// Per encoding: a block's 32 codes as signed bytes, in element order (block_codes_avx2.hpp; Q5_0
+// holds most rows of a Q4_K_M file whose rows are not whole K-quant super-blocks).
+using Q4_0 = Q4_0SignedCodes;
+using Q5_0 = Q5_0SignedCodes;
+using Q8_0 = Q8_0SignedCodes;
 
 // Repacks rows [0, rows) (rows <= 16) of a group into out[0 .. n_blocks); missing rows are zero.
 template <typename F>
