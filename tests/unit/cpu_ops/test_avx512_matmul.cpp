@@ -1,13 +1,12 @@
 // The AVX-512 table against the AVX2 table, an independent implementation of the same numerics:
-// every integer encoding's matmul (Q4_0 / Q8_0 through the VNNI kernels: the one-token products
-// that lay the activations out once per call, the small-batch tiles, the K-quants through the
-// 512-bit K-quant kernels, the rest through the AVX2 kernels the table keeps) gives the AVX2
-// table's value bit for bit, for one token (decode row dots), small batches and prompt tiles, row
-// and token counts off every tile edge, odd and even block counts (the row dots take blocks in
-// pairs), and on 1 or 3 threads. So for these encodings choosing the AVX-512 table can change
-// speed, never a token, except in prompts (more than 16 tokens) of Q4_0 / Q5_0 / Q8_0 and of float
-// weights, whose AVX-512 tiles round differently (test_quant_prompt_tiles.cpp,
-// test_tiled_matmul.cpp).
+// every integer encoding's matmul gives the AVX2 table's value bit for bit: Q4_0 / Q8_0 through
+// the VNNI one-token products (which lay the activations out once per call) and small-batch tiles,
+// Q4_0 .. Q8_0 prompts through the 16-lane prompt tiles (the AVX2 ones are 8-lane, with int16
+// pair sums), the K-quants through the 512-bit K-quant kernels, the rest through the AVX2 kernels
+// the table keeps. For one token (decode), small batches and prompts, row and token counts off
+// every tile edge, odd and even block counts (the row dots take blocks in pairs), and on 1 or 3
+// threads. So for these encodings choosing the AVX-512 table can change speed, never a token; only
+// float weights' prompt tiles round differently there (test_tiled_matmul.cpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -52,12 +51,6 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   ThreadPool three(3);
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
-      // Prompts of Q4_0 / Q5_0 / Q8_0 (more than 16 tokens) take the AVX-512 prompt tiles, whose
-      // numerics are their own (test_quant_prompt_tiles.cpp).
-      const bool prompt_tile =
-          (dtype == DType::kQ4_0 || dtype == DType::kQ5_0 || dtype == DType::kQ8_0) &&
-          s.tokens > 16;
-      if (prompt_tile) continue;
       std::mt19937 rng(4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
       // Float rows: steps of 8 plus a tail of 5 (the tiles' scalar tail).
       const std::size_t block = eredu::dtype_info(dtype).block_elements;

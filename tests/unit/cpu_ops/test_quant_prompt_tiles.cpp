@@ -1,11 +1,12 @@
-// The prompt tiles for Q4_0, Q5_0 and Q8_0 (AVX2 and AVX-512) (more than 16 tokens) against their
-// definition, computed here from the decoded blocks: per (row, token), block after block, the exact
-// integer dot S of the block's codes with the activation's 8-bit codes, then acc = fma(d_w * d_x,
-// float(S), acc). On activations that quantize exactly (k / 64 per element, each block holding
-// +-127, so d_x = 1/64 and the codes are k) every element must match bit for bit: rows around the
-// 16-row groups and the 32-row work items, token counts around the 8-token tiles and past one
-// 96-token chunk, on 1 and 3 threads. Short batches keep the one-token values
-// (test_avx512_matmul.cpp compares them with the AVX2 table, test_tiled_matmul.cpp with the
+// The prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (AVX2 and AVX-512) (more than 16 tokens)
+// against their definition, computed here from the decoded blocks: per (row, token), block after
+// block, the exact integer dot S of the block's codes with the activation's 8-bit codes, then
+// acc = fma(d_w * d_x, float(S), acc), and for Q4_1 / Q5_1 acc = fma(m_w, s_x, acc) with s_x the
+// activation block's scaled sum at F16 precision. On activations that quantize exactly (k / 64 per
+// element, each block holding +-127, so d_x = 1/64 and the codes are k) every element must match
+// bit for bit: rows around the 16-row groups and the 32-row work items, token counts around the
+// 8-token tiles and past one 96-token chunk, on 1 and 3 threads. Short batches keep the one-token
+// values (test_avx512_matmul.cpp compares them with the AVX2 table, test_tiled_matmul.cpp with the
 // one-token path).
 #include <gtest/gtest.h>
 
@@ -38,9 +39,28 @@ std::vector<int> grid_codes(std::mt19937& rng, std::size_t n) {
   return k;
 }
 
-// The signed codes and scale of block b of a packed row.
-void block_codes(DType dtype, const std::byte* row, std::size_t b, int* codes, float* d) {
-  if (dtype == DType::kQ4_0) {
+// The codes, scale and minimum (0 for the symmetric encodings) of block b of a packed row.
+void block_codes(DType dtype, const std::byte* row, std::size_t b, int* codes, float* d, float* m) {
+  *m = 0.0F;
+  if (dtype == DType::kQ4_1) {
+    const auto& blk = reinterpret_cast<const enc::BlockQ4_1*>(row)[b];
+    for (int i = 0; i < 16; ++i) {
+      codes[i] = blk.qs[i] & 0x0F;
+      codes[i + 16] = blk.qs[i] >> 4;
+    }
+    *d = enc::fp16_to_fp32(blk.d);
+    *m = enc::fp16_to_fp32(blk.m);
+  } else if (dtype == DType::kQ5_1) {
+    const auto& blk = reinterpret_cast<const enc::BlockQ5_1*>(row)[b];
+    std::uint32_t high = 0;
+    std::memcpy(&high, blk.qh, 4);
+    for (int i = 0; i < 16; ++i) {
+      codes[i] = (blk.qs[i] & 0x0F) | static_cast<int>(((high >> i) & 1U) << 4);
+      codes[i + 16] = (blk.qs[i] >> 4) | static_cast<int>(((high >> (i + 16)) & 1U) << 4);
+    }
+    *d = enc::fp16_to_fp32(blk.d);
+    *m = enc::fp16_to_fp32(blk.m);
+  } else if (dtype == DType::kQ4_0) {
     const auto& blk = reinterpret_cast<const enc::BlockQ4_0*>(row)[b];
     for (int i = 0; i < 16; ++i) {
       codes[i] = (blk.qs[i] & 0x0F) - 8;
@@ -91,11 +111,20 @@ void expect_definition(const eredu::cpu::KernelTable& table, Isa isa, DType dtyp
       for (std::size_t b = 0; b < s.blocks; ++b) {
         int codes[32];
         float wd = 0.0F;
-        block_codes(dtype, row, b, codes, &wd);
+        float wm = 0.0F;
+        block_codes(dtype, row, b, codes, &wd, &wm);
         int sum = 0;
-        for (int i = 0; i < 32; ++i)
+        int k_sum = 0;
+        for (int i = 0; i < 32; ++i) {
           sum += codes[i] * k[t * cols + 32 * b + i];
+          k_sum += k[t * cols + 32 * b + i];
+        }
         acc = std::fma(wd * xd, static_cast<float>(sum), acc);
+        if (dtype == DType::kQ4_1 || dtype == DType::kQ5_1) {
+          // The activation block's scaled sum, kept at F16 precision as ggml's q8_1 keeps it.
+          const float xs = enc::fp16_to_fp32(enc::fp32_to_fp16(xd * static_cast<float>(k_sum)));
+          acc = std::fma(wm, xs, acc);
+        }
       }
       expected[t * s.rows + r] = acc;
     }
@@ -117,7 +146,8 @@ void expect_definition(const eredu::cpu::KernelTable& table, Isa isa, DType dtyp
 }
 
 // The encodings with a prompt tile on both tables.
-const std::vector<DType> kPromptTileEncodings = {DType::kQ4_0, DType::kQ5_0, DType::kQ8_0};
+const std::vector<DType> kPromptTileEncodings = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                                                 DType::kQ5_1, DType::kQ8_0};
 
 class QuantPromptTiles : public ::testing::TestWithParam<Isa> {};
 
@@ -141,9 +171,10 @@ TEST_P(QuantPromptTiles, PromptsEqualTheBlockSumDefinitionBitForBit) {
   }
 }
 
-// The largest sums the integer steps can meet: every code at the encoding's most negative value
-// against activations of +-127 (the AVX2 tiles add int16 pair sums of several slices before
-// widening them; one slice too many overflows here and nowhere in random data).
+// The largest sums the integer steps can meet: every code at the encoding's largest magnitude (the
+// most negative code; Q4_1 / Q5_1: the largest) against activations of +-127 (the AVX2 tiles add
+// int16 pair sums of several slices before widening them; one slice too many overflows here and
+// nowhere in random data).
 TEST_P(QuantPromptTiles, PromptsAreExactAtTheExtremesOfCodesAndActivations) {
   const Isa isa = GetParam();
   const auto* table = eredu::cpu::kernels_for(isa);
@@ -166,6 +197,12 @@ TEST_P(QuantPromptTiles, PromptsAreExactAtTheExtremesOfCodesAndActivations) {
           auto& blk = reinterpret_cast<enc::BlockQ5_0*>(row)[b];
           std::memset(blk.qs, 0, 16);
           std::memset(blk.qh, 0, 4);
+        } else if (dtype == DType::kQ4_1) {  // nibbles 15
+          std::memset(reinterpret_cast<enc::BlockQ4_1*>(row)[b].qs, 0xFF, 16);
+        } else if (dtype == DType::kQ5_1) {  // nibbles 15, fifth bits set: 31
+          auto& blk = reinterpret_cast<enc::BlockQ5_1*>(row)[b];
+          std::memset(blk.qs, 0xFF, 16);
+          std::memset(blk.qh, 0xFF, 4);
         } else {
           std::memset(reinterpret_cast<enc::BlockQ8_0*>(row)[b].qs, 0x80, 32);  // -128
         }

@@ -104,11 +104,9 @@ TEST(TiledMatmul, IntegerBatchElementsAreBitIdenticalToTheOneTokenPath) {
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
   for (DType dtype : kIntegerEncodings) {
     for (const Shape& s : edge_shapes()) {
-      // Q4_0 / Q5_0 / Q8_0 prompts (more than 16 tokens) take the prompt tiles, which round
-      // differently (test_quant_prompt_tiles.cpp); shorter batches keep the one-token values.
-      const bool prompt_tile =
-          dtype == DType::kQ4_0 || dtype == DType::kQ5_0 || dtype == DType::kQ8_0;
-      if (prompt_tile && s.tokens > 16) continue;
+      // Prompts (more than 16 tokens) take the prompt tiles, which round differently
+      // (test_quant_prompt_tiles.cpp); shorter batches keep the one-token values.
+      if (s.tokens > 16) continue;
       std::mt19937 rng(100 + static_cast<unsigned>(dtype) + static_cast<unsigned>(s.rows));
       const std::size_t cols = s.blocks * 32;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);

@@ -24,12 +24,12 @@
 // reuses every decoded weight block for several tokens. Encodings without an integer kernel are
 // decoded one row block at a time into a per-thread float buffer; the matrix is never densified.
 //
-// Prompts (more than kTokenTile tokens) on a table with prompt kernels (AVX-512: Q4_0 / Q5_0 /
-// Q8_0, Q2_K..Q6_K, F16, BF16): a work item of 32 rows takes all the tokens when there are enough
-// row blocks, and the kernel repacks its rows once (16 rows side by side) or reads F16 rows as
-// stored. The K-quant prompt kernels keep the definition's values; Q4_0 / Q5_0 / Q8_0 and float
-// prompts round differently from the one-token path, which is why short batches (a speculative
-// verification) never take them.
+// Prompts (more than kTokenTile tokens) on a table with prompt kernels (AVX-512: Q4_0 / Q4_1 /
+// Q5_0 / Q5_1 / Q8_0, Q2_K..Q6_K, F16, BF16): a work item of 32 rows takes all the tokens when
+// there are enough row blocks, and the kernel repacks its rows once (16 rows side by side) or reads
+// F16 rows as stored. The K-quant prompt kernels keep the definition's values; Q4_0 .. Q8_0 and
+// float prompts round differently from the one-token path, which is why short batches (a
+// speculative verification) never take them.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -71,6 +71,7 @@ struct RoundedAct;    // activations rounded to F16 / BF16 precision
 struct HalfAct;       // activations stored as F16 / BF16
 struct PromptCodes;   // PromptActivations::codes
 struct PromptScales;  // PromptActivations::d
+struct PromptSums;    // PromptActivations::s
 struct ActQ8;         // activations quantized to 8-bit blocks of 32
 struct ActQ8K;        // activations quantized to q8_K
 struct MatvecLayout;  // quant_matvec's activation layout
@@ -226,6 +227,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     ActQ8Block* xq = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
     std::uint8_t* codes = thread_scratch<std::uint8_t, PromptCodes>(n_blocks * n_tokens * 32);
     float* scales = thread_scratch<float, PromptScales>(n_blocks * n_tokens);
+    float* sums = thread_scratch<float, PromptSums>(n_blocks * n_tokens);
     auto quantize = [&](std::size_t t0, std::size_t t1) {
       for (std::size_t t = t0; t < t1; ++t) {
         ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
@@ -238,6 +240,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
             std::memcpy(codes + 32 * b + i, &eight, 8);
           }
           scales[b] = xq[b].d;
+          sums[b] = xq[b].s;
         }
       }
     };
@@ -247,7 +250,8 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
     for_each_tile_item(
         pool, w.rows, kPromptRowBlock, n_tokens,
         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
-          const PromptActivations xt{codes + t0 * n_blocks * 32, scales + t0 * n_blocks};
+          const PromptActivations xt{codes + t0 * n_blocks * 32, scales + t0 * n_blocks,
+                                     sums + t0 * n_blocks};
           prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xt, n_blocks, t1 - t0,
                       y + t0 * w.rows + r0, w.rows);
         },

@@ -53,11 +53,13 @@ constexpr std::size_t quant_gemm_scratch_floats(std::size_t m, std::size_t n_blo
   return 2 * n_blocks * (m + 4);
 }
 // A prompt's 8-bit activations as the prompt products read them: token t's block b is 32 codes
-// plus 128 as unsigned bytes at codes + (t * n_blocks + b) * 32, and its scale at
-// d[t * n_blocks + b] (the values of the ActQ8Blocks they come from).
+// plus 128 as unsigned bytes at codes + (t * n_blocks + b) * 32, its scale at d[t * n_blocks + b]
+// and its scaled sum (for Q4_1 / Q5_1's minimums) at s[t * n_blocks + b] (the values of the
+// ActQ8Blocks they come from).
 struct PromptActivations {
   const std::uint8_t* codes;
   const float* d;
+  const float* s;
 };
 // A prompt product for a weight encoding (more than kTokenTile tokens), y[t * ldy + r], with
 // numerics of its own (each kernel documents them); it is never used for one token or a short

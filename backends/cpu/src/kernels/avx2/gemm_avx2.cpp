@@ -45,24 +45,17 @@ struct Q4_0 : Q4_0SignedCodes {
   static constexpr bool kSigned = true;
   static constexpr std::size_t kChains = 2;
 };
-struct Q4_1 {
-  using Block = enc::BlockQ4_1;
+struct Q4_1 : Q4_1Codes {
   static constexpr bool kSigned = false;
   static constexpr std::size_t kChains = 1;
-  static __m256i codes(const Block& b) { return nibbles_to_bytes(b.qs); }
 };
 struct Q5_0 : Q5_0SignedCodes {
   static constexpr bool kSigned = true;
   static constexpr std::size_t kChains = 1;
 };
-struct Q5_1 {
-  using Block = enc::BlockQ5_1;
+struct Q5_1 : Q5_1Codes {
   static constexpr bool kSigned = false;
   static constexpr std::size_t kChains = 1;
-  static __m256i codes(const Block& b) {
-    const __m256i high = _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(16));
-    return _mm256_or_si256(nibbles_to_bytes(b.qs), high);
-  }
 };
 
 // Block scales laid out for the tiles: per weight row, its blocks' scales (and minimums) as
