@@ -1,6 +1,6 @@
-// The prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (AVX2 and AVX-512) (more than 16 tokens)
-// against their definition, computed here from the decoded blocks: per (row, token), block after
-// block, the exact integer dot S of the block's codes with the activation's 8-bit codes, then
+// The prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL (AVX2 and AVX-512; more than 16
+// tokens) against their definition, computed here from the decoded blocks: per (row, token), block
+// after block, the exact integer dot S of the block's codes with the activation's 8-bit codes, then
 // acc = fma(d_w * d_x, float(S), acc), and for Q4_1 / Q5_1 acc = fma(m_w, s_x, acc) with s_x the
 // activation block's scaled sum at F16 precision. On activations that quantize exactly (k / 64 per
 // element, each block holding +-127, so d_x = 1/64 and the codes are k) every element must match
@@ -60,6 +60,13 @@ void block_codes(DType dtype, const std::byte* row, std::size_t b, int* codes, f
     }
     *d = enc::fp16_to_fp32(blk.d);
     *m = enc::fp16_to_fp32(blk.m);
+  } else if (dtype == DType::kIQ4_NL) {
+    const auto& blk = reinterpret_cast<const enc::BlockIQ4_NL*>(row)[b];
+    for (int i = 0; i < 16; ++i) {
+      codes[i] = enc::kIQ4NLValues[blk.qs[i] & 0x0F];
+      codes[i + 16] = enc::kIQ4NLValues[blk.qs[i] >> 4];
+    }
+    *d = enc::fp16_to_fp32(blk.d);
   } else if (dtype == DType::kQ4_0) {
     const auto& blk = reinterpret_cast<const enc::BlockQ4_0*>(row)[b];
     for (int i = 0; i < 16; ++i) {
@@ -147,7 +154,7 @@ void expect_definition(const eredu::cpu::KernelTable& table, Isa isa, DType dtyp
 
 // The encodings with a prompt tile on both tables.
 const std::vector<DType> kPromptTileEncodings = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                                                 DType::kQ5_1, DType::kQ8_0};
+                                                 DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL};
 
 class QuantPromptTiles : public ::testing::TestWithParam<Isa> {};
 
@@ -197,6 +204,8 @@ TEST_P(QuantPromptTiles, PromptsAreExactAtTheExtremesOfCodesAndActivations) {
           auto& blk = reinterpret_cast<enc::BlockQ5_0*>(row)[b];
           std::memset(blk.qs, 0, 16);
           std::memset(blk.qh, 0, 4);
+        } else if (dtype == DType::kIQ4_NL) {  // nibbles 0: -127
+          std::memset(reinterpret_cast<enc::BlockIQ4_NL*>(row)[b].qs, 0, 16);
         } else if (dtype == DType::kQ4_1) {  // nibbles 15
           std::memset(reinterpret_cast<enc::BlockQ4_1*>(row)[b].qs, 0xFF, 16);
         } else if (dtype == DType::kQ5_1) {  // nibbles 15, fifth bits set: 31

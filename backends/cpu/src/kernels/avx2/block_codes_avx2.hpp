@@ -1,8 +1,8 @@
 #pragma once
 // Internal, ISA translation units only (avx2/*.cpp, avx512/*.cpp; both are built with AVX2): a
 // block's 32 codes as bytes in element order, for the row dots, the tiles and the prompt tiles of
-// both tables: Q4_0, Q5_0 and Q8_0 signed (the values the block's scale multiplies), Q4_1 and Q5_1
-// unsigned (value = d * code + m). Everything has internal
+// both tables: Q4_0, Q5_0, Q8_0 and IQ4_NL signed (the values the block's scale multiplies), Q4_1
+// and Q5_1 unsigned (value = d * code + m). Everything has internal
 // linkage (anonymous namespace), see vec_ops.hpp.
 #include <immintrin.h>
 
@@ -33,6 +33,20 @@ struct Q8_0SignedCodes {
   using Block = encoding::BlockQ8_0;
   static __m256i codes(const Block& b) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  }
+};
+
+// The IQ4_NL codebook (also IQ4_XS's) in both 128-bit lanes, for _mm256_shuffle_epi8.
+inline __m256i iq4nl_table() {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(encoding::kIQ4NLValues));
+  return _mm256_set_m128i(t, t);
+}
+
+// IQ4_NL: the codebook's value at each nibble (nibble order as Q4_0).
+struct IQ4_NLSignedCodes {
+  using Block = encoding::BlockIQ4_NL;
+  static __m256i codes(const Block& b) {
+    return _mm256_shuffle_epi8(iq4nl_table(), nibbles_to_bytes(b.qs));
   }
 };
 

@@ -64,9 +64,7 @@ struct IQ4NL {
     s.d = half_to_float(b.d);
     s.dmin = s.d;
   }
-  static __m256i codes(const Block& b, int /*c*/) {
-    return _mm256_shuffle_epi8(iq4nl_table(), nibbles_to_bytes(b.qs));
-  }
+  static __m256i codes(const Block& b, int /*c*/) { return IQ4_NLSignedCodes::codes(b); }
 };
 
 // The minimum term of one (row, token) pair: sum_s min_s * bsum_s.

@@ -5,6 +5,7 @@
 // (anonymous namespace), see vec_ops.hpp.
 #include <immintrin.h>
 
+#include "block_codes_avx2.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "kquant_scales.hpp"
 #include "simd_avx2.hpp"
@@ -82,12 +83,6 @@ struct Q2K : Q2KScales {
     return byte_bits(load256(b.qs + 32 * (c / 4)), 2 * (c % 4), 3);
   }
 };
-
-// The IQ4_NL codebook in both 128-bit lanes, for _mm256_shuffle_epi8.
-inline __m256i iq4nl_table() {
-  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(enc::kIQ4NLValues));
-  return _mm256_set_m128i(t, t);
-}
 
 struct IQ4XS : IQ4XSScales {
   using Act = enc::BlockQ8_K;

@@ -1,4 +1,4 @@
-// AVX2 prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights: the products of more than
+// AVX2 prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL weights: the products of more than
 // kTokenTile tokens. Compiled with -mavx2 -mfma -mf16c like the other avx2/ units and reached only
 // through vec_ops_avx2() (the AVX-512 table has its own, avx512/quant_prompt_avx512.cpp).
 //
@@ -82,6 +82,13 @@ struct Q5_1 : Q5_1Codes {
 // sum is at most 2 * 128 * 127 = 32512, so every slice is widened at once, and no offset is
 // subtracted.
 struct Q8_0 : Q8_0SignedCodes {
+  static constexpr bool kAffine = false;
+  static constexpr bool kSignTrick = true;
+  static constexpr int kSlicesPerWiden = 1;
+};
+
+// IQ4_NL's codebook values reach -127 and 113: as Q8_0.
+struct IQ4_NL : IQ4_NLSignedCodes {
   static constexpr bool kAffine = false;
   static constexpr bool kSignTrick = true;
   static constexpr int kSlicesPerWiden = 1;
@@ -242,6 +249,8 @@ QuantPromptGemm quant_prompt_gemm_avx2(DType dtype) {
       return prompt_gemm<Q5_1>;
     case DType::kQ8_0:
       return prompt_gemm<Q8_0>;
+    case DType::kIQ4_NL:
+      return prompt_gemm<IQ4_NL>;
     default:
       return nullptr;
   }

@@ -1,6 +1,7 @@
-// AVX-512 VNNI prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights: the products of more than
-// kTokenTile tokens (a prompt), where a work item's rows are read by many tokens. Compiled with the
-// AVX-512 flags (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
+// AVX-512 VNNI prompt tiles for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL weights: the products of
+// more than kTokenTile tokens (a prompt), where a work item's rows are read by many tokens.
+// Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt) and reached only through
+// vec_ops_avx512().
 //
 // Numerics (tested bit for bit against this definition, test_quant_prompt_tiles.cpp): per
 // (row, token), block after block, the exact integer dot S_b of the block's 32 codes with the 32
@@ -64,6 +65,9 @@ struct Q5_0 : Q5_0SignedCodes {
   static constexpr bool kAffine = false;
 };
 struct Q8_0 : Q8_0SignedCodes {
+  static constexpr bool kAffine = false;
+};
+struct IQ4_NL : IQ4_NLSignedCodes {
   static constexpr bool kAffine = false;
 };
 struct Q4_1 : Q4_1Codes {
@@ -201,6 +205,8 @@ QuantPromptGemm quant_prompt_gemm_avx512(DType dtype) {
       return prompt_gemm<Q5_1>;
     case DType::kQ8_0:
       return prompt_gemm<Q8_0>;
+    case DType::kIQ4_NL:
+      return prompt_gemm<IQ4_NL>;
     default:
       return nullptr;
   }
