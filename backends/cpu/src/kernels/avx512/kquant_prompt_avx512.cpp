@@ -1,5 +1,5 @@
-// AVX-512 VNNI prompt tiles for the K-quants with unsigned codes (Q2_K..Q6_K): the products of
-// more than kTokenTile tokens. Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt) and
+// AVX-512 VNNI prompt tiles for the K-quants (Q2_K..Q6_K) and IQ4_XS: the products of more than
+// kTokenTile tokens. Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt) and
 // reached only through vec_ops_avx512().
 //
 // Each element is exactly its scalar definition (reference::dot_q8_K), as in kquant_avx512.cpp:
@@ -31,6 +31,24 @@ namespace {
 
 constexpr std::size_t kLanes = 16;  // rows per group, one int32 lane each
 constexpr int kTokens = 8;          // tokens per tile
+
+// IQ4_XS as the tiles take it: its codebook values (-127..113) plus 128 as unsigned codes, and
+// the offset's share, 128 * scale * (sum of the 16 activations), as a minimum term of 128 * scale
+// per 16 codes, subtracted from the integer sum before the one float step, as Q6_K's code offset
+// is. The integer isum - msum is the definition's isum exactly, so the value is too.
+struct IQ4XSOffset : IQ4XS {
+  static constexpr bool kSigned = false;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSeparateMin = false;
+  static void scales(const Block& b, Scales& s) {
+    IQ4XS::scales(b, s);
+    for (int j = 0; j < 16; ++j)
+      s.min[j] = static_cast<std::int16_t>(128 * s.scale[j]);
+  }
+  static __m512i codes(const Block& b, int p) {
+    return _mm512_xor_si512(IQ4XS::codes(b, p), _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+};
 
 // One 256-block of a 16-row group, repacked.
 struct GroupBlock {
@@ -186,6 +204,8 @@ KQuantGemm kquant_prompt_gemm_avx512(DType dtype) {
       return prompt_gemm<Q5K>;
     case DType::kQ6_K:
       return prompt_gemm<Q6K>;
+    case DType::kIQ4_XS:
+      return prompt_gemm<IQ4XSOffset>;
     default:
       return nullptr;
   }
