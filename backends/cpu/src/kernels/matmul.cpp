@@ -370,6 +370,22 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     return;
   }
 
+  // F16 rows against the activations as halves (the rounding below, stored in half the bytes, so
+  // that a long activation row stays in L1 while the weights stream past): dot_f16_f32_tokens'
+  // value on the rounded activations, bit for bit.
+  if (w.dtype == DType::kF16 && ops.dot_f16_f16_tokens != nullptr && ops.f32_to_f16 != nullptr) {
+    std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
+    ops.f32_to_f16(x, halves, n_tokens * w.cols);
+    auto f16_rows = [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t o = r0; o < r1; ++o) {
+        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
+        ops.dot_f16_f16_tokens(row, halves, w.cols, n_tokens, w.cols, y + o, w.rows);
+      }
+    };
+    parallel_for(pool, w.rows, f16_rows, std::max(kRowGrain, grain_for(w.cols)));
+    return;
+  }
+
   // F16 / BF16 weights on an ISA that tracks ggml: round the activations to the weight precision.
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
     float* rounded = thread_scratch<float, RoundedAct>(n_tokens * w.cols);
