@@ -131,7 +131,7 @@ float kquant_row_decode(const typename F::Block* w, const enc::BlockQ8_K* x, std
       const char* ahead = reinterpret_cast<const char*>(w + b + g) + kAvx512DecodeAheadBytes;
 #pragma GCC unroll 4
       for (std::size_t line = 0; line < sizeof(typename F::Block); line += 64)
-        _mm_prefetch(ahead + line, _MM_HINT_T0);
+        _mm_prefetch(ahead + line, _MM_HINT_T1);
       F::scales(w[b + g], s[g]);
       sumi[g] = block_products<F>(w[b + g], scales_vector(s[g]), x[b + g]);
       if constexpr (F::kHasMin) mins[g] = min_products(s[g], x[b + g]);
