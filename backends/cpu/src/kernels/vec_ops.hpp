@@ -196,13 +196,15 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 // AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
 // they do not cover (the table then keeps the AVX2 kernel).
 inline constexpr std::size_t kFloatGemmRowsAvx512 = 6;  // float_gemm_avx512's register tile rows
-// How far ahead the AVX-512 one-token kernels (Q4_0 / Q8_0 row dots, K-quant decode) hint the
+// How far ahead the AVX-512 one-token kernels (Q4_0 / Q8_0 row dots and products) hint the
 // weight stream. The AVX2 kernels' ~0.5 KiB (tuned on a Zen 4 guest) left a Zen 5 guest's decode
 // waiting on memory: 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K
-// 38 -> 44-58 tokens/s (2 threads, interleaved sweeps of 0.5-9 KiB). The hint now asks for 8 KiB
-// ahead into L2 (_MM_HINT_T1), as the F16 token kernels: on a Zen 4 guest, against 4 KiB into L1,
-// llama1b Q4_K_M decode 34.9 -> 37.2 tokens/s, Q4_0 38.0 -> 38.0 (medians of 5 interleaved runs).
-inline constexpr std::size_t kAvx512DecodeAheadBytes = 8192;
+// 38 -> 44-58 tokens/s (2 threads, interleaved sweeps of 0.5-9 KiB).
+inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
+// The K-quant decode hints 8 KiB ahead into L2 (_MM_HINT_T1), as the F16 token kernels do: on a
+// Zen 4 guest llama1b Q4_K_M decode went 34.9 -> 37.2 tokens/s (medians of 5 interleaved runs).
+// The same hint for Q4_0 / Q8_0 changed Q4_0 nothing and slowed Q8_0 (18.8 -> 16.5 on llama1b).
+inline constexpr std::size_t kAvx512KQuantAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantMatvec quant_matvec_avx512(DType dtype);

@@ -116,7 +116,7 @@ float row_dot(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
   std::size_t b = 0;
   for (; b + 2 <= n_blocks; b += 2) {
     // A stream hint (reads no value).
-    _mm_prefetch(reinterpret_cast<const char*>(w + b) + kAvx512DecodeAheadBytes, _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(w + b) + kAvx512DecodeAheadBytes, _MM_HINT_T0);
     const __m512 dots =
         block_dot<F>(F::codes_pair(w[b], w[b + 1]), join(load256(x[b].qs), load256(x[b + 1].qs)));
     // The two blocks' scale products (one multiply per lane, as the AVX2 steps), each broadcast

@@ -121,7 +121,7 @@ float row(const typename F::Block* w, const PairActivations* xp, const ActQ8Bloc
   for (std::size_t p = 0; p < n_pairs; ++p) {
     const typename F::Block* wb = w + 2 * p;
     // A stream hint (reads no value).
-    _mm_prefetch(reinterpret_cast<const char*>(wb) + kAvx512DecodeAheadBytes, _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(wb) + kAvx512DecodeAheadBytes, _MM_HINT_T0);
     const __m512i sums = _mm512_dpbusd_epi32(_mm512_load_si512(xp[p].minus_off), F::codes(wb),
                                              _mm512_load_si512(xp[p].codes));
     // The two weight scales, each in its block's lanes.
