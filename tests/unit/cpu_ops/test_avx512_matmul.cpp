@@ -87,13 +87,13 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   }
 }
 
-// F16 weights, one token (decode) and batches of up to 16 (a speculative verification): the
-// AVX-512 token kernel reads the activations as halves, 16 lanes at a time, and must give the
-// AVX2 table's 8-lane float value on every row. Rows of 1 .. 8192 elements (steps of 32, the steps
-// of 8 and the scalar tail; 8192 as llama1b's FFN down, longer than the 8 KiB prefetch distance),
-// token groups of 4 and their remainders, activations off the F16 grid (both round them the same
-// way), on 1 or 3 threads.
-TEST(Avx512Matmul, F16DecodeAndShortBatchesGiveTheAvx2TablesValuesBitForBit) {
+// F16 and BF16 weights, one token (decode) and batches of up to 16 (a speculative verification):
+// the AVX-512 token kernel reads the activations in the weights' type, 16 lanes at a time, and must
+// give the AVX2 table's 8-lane float value on every row. Rows of 1 .. 8192 elements (steps of 32,
+// the steps of 8 and the scalar tail; 8192 as llama1b's FFN down, longer than the 8 KiB prefetch
+// distance), token groups of 4 and their remainders, activations off the F16 / BF16 grid (both
+// tables round them the same way), on 1 or 3 threads.
+TEST(Avx512Matmul, HalfWeightDecodeAndShortBatchesGiveTheAvx2TablesValuesBitForBit) {
   const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
   if (avx512 == nullptr) {
     GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
@@ -101,28 +101,31 @@ TEST(Avx512Matmul, F16DecodeAndShortBatchesGiveTheAvx2TablesValuesBitForBit) {
   }
   const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
   ASSERT_NE(avx2, nullptr) << "AVX-512 without AVX2";
-  struct F16Shape {
+  struct HalfShape {
     std::size_t rows, tokens, cols;
   };
-  const std::vector<F16Shape> shapes = {
+  const std::vector<HalfShape> shapes = {
       {1, 1, 1},  {3, 1, 7},   {5, 1, 37},  {7, 1, 64},   {9, 1, 69}, {13, 1, 8192}, {4, 2, 40},
       {6, 3, 95}, {5, 4, 128}, {7, 5, 133}, {3, 7, 2051}, {5, 8, 96}, {4, 13, 261},  {3, 16, 8192}};
   ThreadPool three(3);
-  for (const F16Shape& s : shapes) {
-    std::mt19937 rng(5200 + static_cast<unsigned>(s.cols * 7 + s.tokens));
-    const auto bytes = random_packed_matrix(rng, DType::kF16, s.rows, s.cols);
-    const MatrixView w{DType::kF16, bytes.data(), s.rows, s.cols};
-    const auto x = random_floats(rng, s.tokens * s.cols, -3.0F, 3.0F);
-    std::vector<float> expected(s.tokens * s.rows, -1.0F);
-    avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-      std::vector<float> actual(expected.size(), -2.0F);
-      avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
-      const auto [differ, first] = bitwise_difference(actual, expected);
-      EXPECT_EQ(differ, 0U) << s.rows << " rows x " << s.tokens << " tokens x " << s.cols
-                            << " cols, " << (pool == nullptr ? 0 : pool->size())
-                            << " threads: first at " << first << ": " << actual[first] << " vs "
-                            << expected[first];
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    for (const HalfShape& s : shapes) {
+      std::mt19937 rng(5200 + static_cast<unsigned>(s.cols * 7 + s.tokens) +
+                       static_cast<unsigned>(dtype));
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, s.cols);
+      const MatrixView w{dtype, bytes.data(), s.rows, s.cols};
+      const auto x = random_floats(rng, s.tokens * s.cols, -3.0F, 3.0F);
+      std::vector<float> expected(s.tokens * s.rows, -1.0F);
+      avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+        std::vector<float> actual(expected.size(), -2.0F);
+        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        const auto [differ, first] = bitwise_difference(actual, expected);
+        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
+                              << " tokens x " << s.cols << " cols, "
+                              << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
+                              << first << ": " << actual[first] << " vs " << expected[first];
+      }
     }
   }
 }

@@ -211,6 +211,36 @@ void half_tiled_matmul(const VecOps& ops, HalfGemm gemm,
       float_token_chunk(w.rows, row_block, n_tokens, pool));
 }
 
+// F16 / BF16 rows of up to kTokenTile tokens against the activations stored in the weights' type
+// (the rounding round_act_to_half performs, kept in half the bytes so that a long activation row
+// stays in L1 while the weights stream past): each element is the value the float token kernel
+// gives on the rounded activations, bit for bit. False where the ISA has no such kernel.
+bool half_token_rows(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
+                     float* y, ThreadPool* pool) {
+  using HalfTokens = void (*)(const std::uint16_t*, const std::uint16_t*, std::size_t, std::size_t,
+                              std::size_t, float*, std::size_t);
+  using Convert = void (*)(const float*, std::uint16_t*, std::size_t);
+  HalfTokens dot = nullptr;
+  Convert convert = nullptr;
+  if (w.dtype == DType::kF16) {
+    dot = ops.dot_f16_f16_tokens;
+    convert = ops.f32_to_f16;
+  } else if (w.dtype == DType::kBF16) {
+    dot = ops.dot_bf16_bf16_tokens;
+    convert = ops.f32_to_bf16;
+  }
+  if (dot == nullptr || convert == nullptr) return false;
+  std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
+  convert(x, halves, n_tokens * w.cols);
+  const auto* base = static_cast<const std::uint16_t*>(w.data);
+  auto rows = [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t o = r0; o < r1; ++o)
+      dot(base + o * w.cols, halves, w.cols, n_tokens, w.cols, y + o, w.rows);
+  };
+  parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
+  return true;
+}
+
 // The prompt-batch path; false when this ISA has no tiled kernel for the encoding.
 bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
                   float* y, ThreadPool* pool) {
@@ -370,21 +400,9 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     return;
   }
 
-  // F16 rows against the activations as halves (the rounding below, stored in half the bytes, so
-  // that a long activation row stays in L1 while the weights stream past): dot_f16_f32_tokens'
-  // value on the rounded activations, bit for bit.
-  if (w.dtype == DType::kF16 && ops.dot_f16_f16_tokens != nullptr && ops.f32_to_f16 != nullptr) {
-    std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
-    ops.f32_to_f16(x, halves, n_tokens * w.cols);
-    auto f16_rows = [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t o = r0; o < r1; ++o) {
-        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
-        ops.dot_f16_f16_tokens(row, halves, w.cols, n_tokens, w.cols, y + o, w.rows);
-      }
-    };
-    parallel_for(pool, w.rows, f16_rows, std::max(kRowGrain, grain_for(w.cols)));
-    return;
-  }
+  // F16 / BF16 rows against the activations stored in the weights' type: the values below, bit
+  // for bit.
+  if (half_token_rows(ops, w, x, n_tokens, y, pool)) return;
 
   // F16 / BF16 weights on an ISA that tracks ggml: round the activations to the weight precision.
   if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {

@@ -50,6 +50,7 @@ constexpr VecOps kGenericOps{
     .dot_f16_f32_tokens = nullptr,
     .dot_f16_f16_tokens = nullptr,
     .dot_bf16_f32_tokens = nullptr,
+    .dot_bf16_bf16_tokens = nullptr,
     .quantize_act_q8 = nullptr,
     .quant_row_dot = no_quant_row_dot,
     .quant_matvec = nullptr,

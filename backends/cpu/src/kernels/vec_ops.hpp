@@ -123,6 +123,10 @@ struct VecOps {
   void (*dot_bf16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
                               std::size_t n_tokens, std::size_t n, float* out,
                               std::size_t out_stride);
+  // dot_bf16_f32_tokens with the activations stored as BF16 (as dot_f16_f16_tokens for F16).
+  void (*dot_bf16_bf16_tokens)(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
+                               std::size_t n_tokens, std::size_t n, float* out,
+                               std::size_t out_stride);
   // Quantizes n (multiple of 32) floats to ActQ8Blocks; null when the ISA has no integer path.
   void (*quantize_act_q8)(const float* x, ActQ8Block* y, std::size_t n);
   // The integer dot for a weight encoding, or null (then the row is decoded to floats).
@@ -226,6 +230,9 @@ void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const flo
 void dot_f16_f16_tokens_avx512(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                                std::size_t n_tokens, std::size_t n, float* out,
                                std::size_t out_stride);
+void dot_bf16_bf16_tokens_avx512(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
+                                 std::size_t n_tokens, std::size_t n, float* out,
+                                 std::size_t out_stride);
 
 const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C

@@ -73,6 +73,7 @@ float dot_f16_f32(const std::uint16_t* a, const float* b, std::size_t n) {
 // memory once, by the first token group; the prefetch keeps that stream ahead of the heavier
 // per-row arithmetic).
 struct RowF32 {
+  using Elem = float;
   static constexpr std::size_t kAhead = 256;  // 1 KiB ahead
   const float* a;
   __m256 load(std::size_t i) const { return _mm256_loadu_ps(a + i); }
@@ -84,6 +85,7 @@ struct RowF32 {
 // F16 rows: 8 KiB ahead into L2 (llama1b F16 decode with the activations as halves, 2 threads on a
 // Zen 4 guest: 4 KiB into L1 13.4 tokens/s, 8 KiB into L2 15.4, interleaved).
 struct RowF16 {
+  using Elem = std::uint16_t;
   static constexpr std::size_t kAhead = 4096;
   const std::uint16_t* a;
   __m256 load(std::size_t i) const {
@@ -96,6 +98,7 @@ struct RowF16 {
 };
 
 struct RowBF16 {
+  using Elem = std::uint16_t;
   static constexpr std::size_t kAhead = 2048;  // 4 KiB ahead
   const std::uint16_t* a;
   __m256 load(std::size_t i) const {
@@ -114,30 +117,20 @@ struct RowBF16 {
   }
 };
 
-// Activations as the token kernels read them: floats, or halves (the F16 path's activations,
-// already rounded to F16, so widening them gives the same floats; half the bytes to keep in L1).
-inline __m256 act8(const float* p) {
-  return _mm256_loadu_ps(p);
-}
-inline __m256 act8(const std::uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-inline float act1(const float* p) {
-  return *p;
-}
-inline float act1(const std::uint16_t* p) {
-  return half_to_float(*p);
-}
-
 // One weight row against a group of kTokens activation rows, the row read once for the group: each
 // token keeps its own four accumulators and is fed exactly the products dot_f32 feeds them, in the
 // same order (the same steps of 32, then of 8, the same reduction, the same scalar tail), so every
 // out[t * out_stride] is bit-identical to the one-token dot. A speculative verification thus reads
 // each weight row once per three tokens instead of once per token. The prefetch (first group only:
 // later groups find the row in cache) reads no value, so it cannot change one.
-template <int kTokens, bool kPrefetch, typename Row, typename X>
-void dot_token_group(Row row, const X* x, std::size_t ldx, std::size_t n, float* out,
-                     std::size_t out_stride) {
+//
+// The activation rows are read as Act rows: floats (RowF32), or, on the F16 / BF16 paths, the
+// activations stored in the weights' type (they are rounded to it anyway, so widening gives the
+// same floats, from half the bytes: a long activation row then stays in L1 while the weights
+// stream).
+template <int kTokens, bool kPrefetch, typename Row, typename Act>
+void dot_token_group(Row row, const typename Act::Elem* x, std::size_t ldx, std::size_t n,
+                     float* out, std::size_t out_stride) {
   __m256 acc[kTokens][4];
   for (int t = 0; t < kTokens; ++t)
     for (int c = 0; c < 4; ++c)
@@ -148,75 +141,84 @@ void dot_token_group(Row row, const X* x, std::size_t ldx, std::size_t n, float*
     const __m256 w0 = row.load(i), w1 = row.load(i + 8), w2 = row.load(i + 16),
                  w3 = row.load(i + 24);
     for (int t = 0; t < kTokens; ++t) {
-      const X* xt = x + static_cast<std::size_t>(t) * ldx + i;
-      acc[t][0] = _mm256_fmadd_ps(w0, act8(xt), acc[t][0]);
-      acc[t][1] = _mm256_fmadd_ps(w1, act8(xt + 8), acc[t][1]);
-      acc[t][2] = _mm256_fmadd_ps(w2, act8(xt + 16), acc[t][2]);
-      acc[t][3] = _mm256_fmadd_ps(w3, act8(xt + 24), acc[t][3]);
+      const Act xt{x + static_cast<std::size_t>(t) * ldx};
+      acc[t][0] = _mm256_fmadd_ps(w0, xt.load(i), acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(w1, xt.load(i + 8), acc[t][1]);
+      acc[t][2] = _mm256_fmadd_ps(w2, xt.load(i + 16), acc[t][2]);
+      acc[t][3] = _mm256_fmadd_ps(w3, xt.load(i + 24), acc[t][3]);
     }
   }
   for (; i + 8 <= n; i += 8) {
     const __m256 w0 = row.load(i);
     for (int t = 0; t < kTokens; ++t)
-      acc[t][0] = _mm256_fmadd_ps(w0, act8(x + static_cast<std::size_t>(t) * ldx + i), acc[t][0]);
+      acc[t][0] =
+          _mm256_fmadd_ps(w0, Act{x + static_cast<std::size_t>(t) * ldx}.load(i), acc[t][0]);
   }
   for (int t = 0; t < kTokens; ++t) {
-    const X* xt = x + static_cast<std::size_t>(t) * ldx;
+    const Act xt{x + static_cast<std::size_t>(t) * ldx};
     float sum = hsum(
         _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), _mm256_add_ps(acc[t][2], acc[t][3])));
     for (std::size_t j = i; j < n; ++j)
-      sum += row.weight(j) * act1(xt + j);
+      sum += row.weight(j) * xt.weight(j);
     out[static_cast<std::size_t>(t) * out_stride] = sum;
   }
 }
 
 // Any number of tokens: groups of three (12 accumulators and 4 weight vectors fill the 16
 // registers; groups of two measured slower), then the remainder.
-template <typename Row, typename X>
-void dot_tokens(Row row, const X* x, std::size_t ldx, std::size_t n_tokens, std::size_t n,
-                float* out, std::size_t out_stride) {
+template <typename Act, typename Row>
+void dot_tokens(Row row, const typename Act::Elem* x, std::size_t ldx, std::size_t n_tokens,
+                std::size_t n, float* out, std::size_t out_stride) {
   std::size_t t = 0;
   for (; t + 3 <= n_tokens; t += 3) {
     if (t == 0) {
-      dot_token_group<3, true>(row, x, ldx, n, out, out_stride);
+      dot_token_group<3, true, Row, Act>(row, x, ldx, n, out, out_stride);
     } else {
-      dot_token_group<3, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+      dot_token_group<3, false, Row, Act>(row, x + t * ldx, ldx, n, out + t * out_stride,
+                                          out_stride);
     }
   }
   const bool first = t == 0;
   if (n_tokens - t == 2) {
     if (first) {
-      dot_token_group<2, true>(row, x, ldx, n, out, out_stride);
+      dot_token_group<2, true, Row, Act>(row, x, ldx, n, out, out_stride);
     } else {
-      dot_token_group<2, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+      dot_token_group<2, false, Row, Act>(row, x + t * ldx, ldx, n, out + t * out_stride,
+                                          out_stride);
     }
   } else if (n_tokens - t == 1) {
     if (first) {
-      dot_token_group<1, true>(row, x, ldx, n, out, out_stride);
+      dot_token_group<1, true, Row, Act>(row, x, ldx, n, out, out_stride);
     } else {
-      dot_token_group<1, false>(row, x + t * ldx, ldx, n, out + t * out_stride, out_stride);
+      dot_token_group<1, false, Row, Act>(row, x + t * ldx, ldx, n, out + t * out_stride,
+                                          out_stride);
     }
   }
 }
 
 void dot_f32_tokens(const float* a, const float* x, std::size_t ldx, std::size_t n_tokens,
                     std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens(RowF32{a}, x, ldx, n_tokens, n, out, out_stride);
+  dot_tokens<RowF32>(RowF32{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void dot_f16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
+  dot_tokens<RowF32>(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void dot_f16_f16_tokens(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
+  dot_tokens<RowF16>(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void dot_bf16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
                          std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens(RowBF16{a}, x, ldx, n_tokens, n, out, out_stride);
+  dot_tokens<RowF32>(RowBF16{a}, x, ldx, n_tokens, n, out, out_stride);
+}
+
+void dot_bf16_bf16_tokens(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
+                          std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
+  dot_tokens<RowBF16>(RowBF16{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void axpy_f32(float alpha, const float* x, float* y, std::size_t n) {
@@ -647,6 +649,7 @@ constexpr VecOps kAvx2Ops{
     .dot_f16_f32_tokens = dot_f16_f32_tokens,
     .dot_f16_f16_tokens = dot_f16_f16_tokens,
     .dot_bf16_f32_tokens = dot_bf16_f32_tokens,
+    .dot_bf16_bf16_tokens = dot_bf16_bf16_tokens,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,
     .quant_matvec = quant_matvec_avx2,
