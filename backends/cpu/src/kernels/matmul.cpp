@@ -7,6 +7,8 @@
 // the 8-bit activation blocks, or dot_f32 on the decoded row). Where the table has a one-token
 // product for the encoding (quant_matvec), each thread's share of rows is one call of it, which
 // lays the activations out once for all those rows and gives every row quant_row_dot's value.
+// F16 / BF16 rows (up to kTokenTile tokens) read the activations rounded to and stored in the
+// weights' type, so that a long activation row stays in L1 while the weights stream past.
 //
 // K-quants and IQ4_XS, when the ISA has their integer kernel: the activations are quantized to
 // q8_K once per row, and one KQuantGemm serves both cases (rows split across threads for one
@@ -403,45 +405,6 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
   // F16 / BF16 rows against the activations stored in the weights' type: the values below, bit
   // for bit.
   if (half_token_rows(ops, w, x, n_tokens, y, pool)) return;
-
-  // F16 / BF16 weights on an ISA that tracks ggml: round the activations to the weight precision.
-  if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
-    float* rounded = thread_scratch<float, RoundedAct>(n_tokens * w.cols);
-    ops.round_act_to_half(w.dtype, x, rounded, n_tokens * w.cols);
-    x = rounded;
-  }
-
-  // F16 rows with a fused widening dot: the value dot_f32 gives on the widened row. The token
-  // kernel serves one token too (it prefetches the row ahead: decode 6-7 -> 8 tokens/s on llama1b
-  // F16, near the measured bandwidth), and lets several (a speculative verification) share each
-  // row read, giving each token the one-token value.
-  if (w.dtype == DType::kF16 && ops.dot_f16_f32 != nullptr) {
-    auto f16_rows = [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t o = r0; o < r1; ++o) {
-        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
-        if (ops.dot_f16_f32_tokens != nullptr) {
-          ops.dot_f16_f32_tokens(row, x, w.cols, n_tokens, w.cols, y + o, w.rows);
-          continue;
-        }
-        for (std::size_t t = 0; t < n_tokens; ++t)
-          y[t * w.rows + o] = ops.dot_f16_f32(row, x + t * w.cols, w.cols);
-      }
-    };
-    parallel_for(pool, w.rows, f16_rows, std::max(kRowGrain, grain_for(w.cols)));
-    return;
-  }
-
-  // BF16 rows likewise (widening is a shift).
-  if (w.dtype == DType::kBF16 && ops.dot_bf16_f32_tokens != nullptr) {
-    auto bf16_rows = [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t o = r0; o < r1; ++o) {
-        const auto* row = reinterpret_cast<const std::uint16_t*>(base + o * row_bytes);
-        ops.dot_bf16_f32_tokens(row, x, w.cols, n_tokens, w.cols, y + o, w.rows);
-      }
-    };
-    parallel_for(pool, w.rows, bf16_rows, std::max(kRowGrain, grain_for(w.cols)));
-    return;
-  }
 
   auto rows = [&](std::size_t r0, std::size_t r1) {
     float* buffer = qdot != nullptr ? nullptr : thread_scratch<float, DecodedRow>(w.cols);

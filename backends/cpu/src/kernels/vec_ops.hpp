@@ -101,29 +101,18 @@ struct VecOps {
   // F32 -> BF16, rounding to nearest even with NaN kept quiet (the rounding of round_act_to_half
   // for BF16 weights); null where only bf16_gemm would need it and it is absent.
   void (*f32_to_bf16)(const float* src, std::uint16_t* dst, std::size_t n);
-  // dot_f32(widen(a), b) with the F16 row widened in registers (same accumulators and order, so
-  // bit-identical to widening into a buffer first); null: widen, then dot_f32.
-  float (*dot_f16_f32)(const std::uint16_t* a, const float* b, std::size_t n);
   // One weight row against n_tokens activation rows `ldx` floats apart, reading the row once per
-  // few tokens: out[t * out_stride] = dot_f32(a, x + t * ldx, n) (resp. dot_f16_f32), bit for bit.
-  // Null: one dot per token.
+  // few tokens: out[t * out_stride] = dot_f32(a, x + t * ldx, n), bit for bit. Null: one dot per
+  // token.
   void (*dot_f32_tokens)(const float* a, const float* x, std::size_t ldx, std::size_t n_tokens,
                          std::size_t n, float* out, std::size_t out_stride);
-  void (*dot_f16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
-                             std::size_t n_tokens, std::size_t n, float* out,
-                             std::size_t out_stride);
-  // dot_f16_f32_tokens with the activations stored as halves (ldx halves apart), bit for bit the
-  // value it gives on the widened activations; the F16 path rounds activations to F16 anyway, so
-  // storing them as halves loses nothing and halves what each weight row re-reads. Null: the
-  // float form.
+  // The same for an F16 (BF16) weight row against activations stored as F16 (BF16), `ldx` halves
+  // apart: dot_f32 of the widened row and the widened activations, bit for bit. These paths round
+  // the activations to the weights' type (as ggml does), so storing them so loses nothing and
+  // halves what each weight row re-reads from cache. Null: rows decoded, then dot_f32.
   void (*dot_f16_f16_tokens)(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                              std::size_t n_tokens, std::size_t n, float* out,
                              std::size_t out_stride);
-  // The same for a BF16 row: dot_f32 of the widened row, bit for bit; null: widen, then dot_f32.
-  void (*dot_bf16_f32_tokens)(const std::uint16_t* a, const float* x, std::size_t ldx,
-                              std::size_t n_tokens, std::size_t n, float* out,
-                              std::size_t out_stride);
-  // dot_bf16_f32_tokens with the activations stored as BF16 (as dot_f16_f16_tokens for F16).
   void (*dot_bf16_bf16_tokens)(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                                std::size_t n_tokens, std::size_t n, float* out,
                                std::size_t out_stride);

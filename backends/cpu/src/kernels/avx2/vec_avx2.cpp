@@ -43,31 +43,6 @@ float dot_f32(const float* a, const float* b, std::size_t n) {
   return sum;
 }
 
-// dot_f32 over an F16 row widened in registers: the same four accumulators, steps and tail order.
-float dot_f16_f32(const std::uint16_t* a, const float* b, std::size_t n) {
-  auto widen = [a](std::size_t i) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
-  };
-  __m256 acc0 = _mm256_setzero_ps();
-  __m256 acc1 = _mm256_setzero_ps();
-  __m256 acc2 = _mm256_setzero_ps();
-  __m256 acc3 = _mm256_setzero_ps();
-  std::size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm256_fmadd_ps(widen(i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(widen(i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(widen(i + 16), _mm256_loadu_ps(b + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(widen(i + 24), _mm256_loadu_ps(b + i + 24), acc3);
-  }
-  for (; i + 8 <= n; i += 8) {
-    acc0 = _mm256_fmadd_ps(widen(i), _mm256_loadu_ps(b + i), acc0);
-  }
-  float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < n; ++i)
-    sum += half_to_float(a[i]) * b[i];
-  return sum;
-}
-
 // A weight row as the token kernels read it: load(i) gives weights i .. i + 7 as floats, weight(i)
 // weight i, and prefetch(i) asks for the cache line `kAhead` weights on (the row is streamed from
 // memory once, by the first token group; the prefetch keeps that stream ahead of the heavier
@@ -201,19 +176,9 @@ void dot_f32_tokens(const float* a, const float* x, std::size_t ldx, std::size_t
   dot_tokens<RowF32>(RowF32{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
-void dot_f16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
-                        std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens<RowF32>(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
-}
-
 void dot_f16_f16_tokens(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
   dot_tokens<RowF16>(RowF16{a}, x, ldx, n_tokens, n, out, out_stride);
-}
-
-void dot_bf16_f32_tokens(const std::uint16_t* a, const float* x, std::size_t ldx,
-                         std::size_t n_tokens, std::size_t n, float* out, std::size_t out_stride) {
-  dot_tokens<RowF32>(RowBF16{a}, x, ldx, n_tokens, n, out, out_stride);
 }
 
 void dot_bf16_bf16_tokens(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
@@ -644,11 +609,8 @@ constexpr VecOps kAvx2Ops{
     .f16_to_f32 = f16_to_f32,
     .f32_to_f16 = f32_to_f16,
     .f32_to_bf16 = f32_to_bf16,
-    .dot_f16_f32 = dot_f16_f32,
     .dot_f32_tokens = dot_f32_tokens,
-    .dot_f16_f32_tokens = dot_f16_f32_tokens,
     .dot_f16_f16_tokens = dot_f16_f16_tokens,
-    .dot_bf16_f32_tokens = dot_bf16_f32_tokens,
     .dot_bf16_bf16_tokens = dot_bf16_bf16_tokens,
     .quantize_act_q8 = quantize_act_q8,
     .quant_row_dot = quant_row_dot,

@@ -2,23 +2,21 @@
 // batches (VecOps::dot_f16_f16_tokens, dot_bf16_bf16_tokens). Compiled with the AVX-512 flags
 // (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
 //
-// The values are dot_f16_f32_tokens' (dot_bf16_f32_tokens') on the widened activations, as the
-// AVX2 table gives them, bit for bit:
+// The values are the AVX2 table's (avx2/vec_avx2.cpp, dot_token_group), bit for bit:
 // that kernel keeps four 8-lane accumulators per token over steps of 32 weights (acc0 takes
 // weights i..i+7 of each step, acc1 i+8..i+15, ...), then the steps of 8 into acc0, the sum
 // hsum((acc0 + acc1) + (acc2 + acc3)) and the scalar tail. Here one 16-lane register holds
 // acc0 | acc1 and another acc2 | acc3, so every lane sees the same multiply-adds in the same order;
-// the halves are split out again before the steps of 8. The activations are halves because the
-// F16 / BF16 paths round them to the weights' type anyway (round_act_to_half), so widening them is
-// exact.
+// the halves are split out again before the steps of 8. The activations are stored in the
+// weights' type because these paths round them to it anyway (as ggml does), so widening is exact.
 //
 // Why: decode streams each weight row once from memory while the activation row is read once per
 // weight row, and it must stay in L1 for the stream to run at memory speed. As floats, a row of
 // 8192 (llama1b's FFN down) fills a 32 KiB L1 by itself and is re-read from L2 for every weight
-// row, halving the stream; as halves it takes 16 KiB. The weights are prefetched 8 KiB ahead into
-// L2, where the hardware prefetcher, which stops at 4 KiB pages, would leave the next page cold.
-// Streaming an 8192-wide F16 matrix on a Zen 4 guest (1 thread): floats, no hint 10 GB/s; halves
-// 13; halves with the hint 21 (2048-wide: 19, 21, 22); see docs/performance.md for the model.
+// row, halving the stream; as halves it takes 16 KiB. The weights are hinted 8 KiB ahead into L2
+// (better than 4 KiB into L1, or no hint). Streaming an 8192-wide F16 matrix from memory on a Zen 4
+// guest (1 thread, medians of 9): float activations, no hint 10 GB/s; halves 13; halves with the
+// hint 21 (2048-wide: 19, 21, 22); llama1b F16 decode in docs/performance.md.
 #include <immintrin.h>
 
 #include <cstddef>
