@@ -199,6 +199,16 @@ inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 // The same hint for Q4_0 / Q8_0 changed Q4_0 nothing and slowed Q8_0 (18.8 -> 16.5 on llama1b).
 inline constexpr std::size_t kAvx512KQuantAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
+// One-token Q4_K / Q5_K / Q6_K products (avx512/kquant_decode_avx512.cpp), y[r] for r < m: what
+// kquant_gemm_avx512 runs for one token, with its values bit for bit.
+using KQuantDecode = void (*)(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q4k_avx512(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q5k_avx512(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q6k_avx512(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantMatvec quant_matvec_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);

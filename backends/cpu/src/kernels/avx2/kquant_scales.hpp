@@ -32,7 +32,8 @@ struct Scales {
 // in one vector: a decode unpacks every block's scales once, and the word-at-a-time version of this
 // (general-purpose shifts, then a round trip through memory to widen) cost about a fifth of
 // llama1b Q4_K decode on one core. Reads 16 bytes from q: in Q4_K and Q5_K blocks the codes follow.
-inline void k4_scales(const std::uint8_t* q, Scales& s) {
+// The int16 scales (lanes 0-15) and minimums as registers; k4_scales stores them.
+inline void k4_scale_vectors(const std::uint8_t* q, __m256i& scales, __m256i& mins) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
   // Per output byte (scales 0-7, then minimums 0-7): the byte holding its low bits ...
   const __m128i low_src =
@@ -51,8 +52,15 @@ inline void k4_scales(const std::uint8_t* q, Scales& s) {
       _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
   const __m128i mins_twice = _mm_shuffle_epi8(
       bytes, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), _mm256_cvtepu8_epi16(scales_twice));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_cvtepu8_epi16(mins_twice));
+  scales = _mm256_cvtepu8_epi16(scales_twice);
+  mins = _mm256_cvtepu8_epi16(mins_twice);
+}
+inline void k4_scales(const std::uint8_t* q, Scales& s) {
+  __m256i scales;
+  __m256i mins;
+  k4_scale_vectors(q, scales, mins);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), scales);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), mins);
 }
 
 // Per encoding: the block, whether its codes are signed, whether there is a minimum term and

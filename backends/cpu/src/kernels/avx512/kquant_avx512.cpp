@@ -32,6 +32,7 @@
 
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
+#include "int_sums_avx512.hpp"
 #include "kquant_codes_avx512.hpp"
 
 namespace eredu::cpu::detail {
@@ -53,39 +54,6 @@ inline __m512i pair_scales(__m512i all_scales, int p) {
 inline __m256i min_products(const Scales& s, const enc::BlockQ8_K& x) {
   return _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(s.min)),
                            load256(x.bsums));
-}
-
-// Horizontal sums of four vectors at once (the sums are exact integers, so the order in which
-// lanes are added cannot matter). A "pair form" holds two vectors' partial sums as 128-bit lanes
-// [a0, a1, b0, b1]; the four totals come out as int32 lanes 0..3 in the order a, b, c, d.
-inline __m512i pair_form(__m512i a, __m512i b) {
-  return _mm512_add_epi32(_mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
-                          _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
-}
-inline __m512i pair_form(__m256i a, __m256i b) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
-}
-inline __m128i totals(__m512i ab, __m512i cd) {
-  // [a, b, c, d] partial sums of 4 int32 each, then each 128-bit lane summed into its lane 0.
-  __m512i v = _mm512_add_epi32(_mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)),
-                               _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
-  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
-  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
-  return _mm512_castsi512_si128(_mm512_permutexvar_epi32(
-      _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), v));
-}
-template <typename V>
-inline __m128i sum4(V a, V b, V c, V d) {
-  return totals(pair_form(a, b), pair_form(c, d));
-}
-inline std::int32_t sum1(__m512i v) {
-  return _mm512_reduce_add_epi32(v);
-}
-inline std::int32_t sum1(__m256i v) {
-  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-  return _mm_cvtsi128_si32(h);
 }
 
 // The exact integer sum of one weight block against one activation block: sum over the 4 pairs of
@@ -322,16 +290,22 @@ void kquant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::s
   }
 }
 
-template <typename F>
+// kDecode: the encoding's one-token kernel (kquant_decode_avx512.cpp), or null for the row
+// kernel above.
+template <typename F, KQuantDecode kDecode = nullptr>
 void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   const auto* wb = static_cast<const std::byte*>(w);
   split_kquant_gemm<kRows, kTokens>(
       m, n,
       [&] {
-        for (std::size_t r = 0; r < m; ++r)
-          y[r] = kquant_row_decode<F>(reinterpret_cast<const typename F::Block*>(wb + r * w_stride),
-                                      x, n_blocks);
+        if constexpr (kDecode != nullptr) {
+          kDecode(w, w_stride, m, x, n_blocks, y);
+        } else {
+          for (std::size_t r = 0; r < m; ++r)
+            y[r] = kquant_row_decode<F>(
+                reinterpret_cast<const typename F::Block*>(wb + r * w_stride), x, n_blocks);
+        }
       },
       [&](std::size_t r, std::size_t t0, std::size_t rn) {
         kquant_tile_tokens<F, 1, kSmallBatchTokens>(
@@ -352,11 +326,11 @@ KQuantGemm kquant_gemm_avx512(DType dtype) {
     case DType::kQ3_K:
       return kquant_gemm<Q3K>;
     case DType::kQ4_K:
-      return kquant_gemm<Q4K>;
+      return kquant_gemm<Q4K, kquant_decode_q4k_avx512>;
     case DType::kQ5_K:
-      return kquant_gemm<Q5K>;
+      return kquant_gemm<Q5K, kquant_decode_q5k_avx512>;
     case DType::kQ6_K:
-      return kquant_gemm<Q6K>;
+      return kquant_gemm<Q6K, kquant_decode_q6k_avx512>;
     case DType::kIQ4_XS:
       return kquant_gemm<IQ4XS>;
     default:
