@@ -290,23 +290,34 @@ void kquant_tile_edge(std::size_t rm, std::size_t rn, const std::byte* w, std::s
   }
 }
 
-// kDecode: the encoding's one-token kernel (kquant_decode_avx512.cpp), or null for the row
-// kernel above.
-template <typename F, KQuantDecode kDecode = nullptr>
+// The one-token product, one policy per encoding: the row kernel above, or the encoding's own
+// decode kernel (kquant_decode_avx512.cpp). A type rather than a nullable function pointer
+// argument: `kDecode != nullptr` is not a constant expression under -fsanitize=undefined.
+template <typename F>
+struct RowDecode {
+  static void run(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+                  std::size_t n_blocks, float* y) {
+    const auto* wb = static_cast<const std::byte*>(w);
+    for (std::size_t r = 0; r < m; ++r)
+      y[r] = kquant_row_decode<F>(reinterpret_cast<const typename F::Block*>(wb + r * w_stride), x,
+                                  n_blocks);
+  }
+};
+
+template <KQuantDecode kDecode>
+struct KernelDecode {
+  static void run(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+                  std::size_t n_blocks, float* y) {
+    kDecode(w, w_stride, m, x, n_blocks, y);
+  }
+};
+
+template <typename F, typename Decode = RowDecode<F>>
 void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   const auto* wb = static_cast<const std::byte*>(w);
   split_kquant_gemm<kRows, kTokens>(
-      m, n,
-      [&] {
-        if constexpr (kDecode != nullptr) {
-          kDecode(w, w_stride, m, x, n_blocks, y);
-        } else {
-          for (std::size_t r = 0; r < m; ++r)
-            y[r] = kquant_row_decode<F>(
-                reinterpret_cast<const typename F::Block*>(wb + r * w_stride), x, n_blocks);
-        }
-      },
+      m, n, [&] { Decode::run(w, w_stride, m, x, n_blocks, y); },
       [&](std::size_t r, std::size_t t0, std::size_t rn) {
         kquant_tile_tokens<F, 1, kSmallBatchTokens>(
             rn, wb + r * w_stride, w_stride, x + t0 * n_blocks, n_blocks, y + t0 * ldy + r, ldy);
@@ -326,11 +337,11 @@ KQuantGemm kquant_gemm_avx512(DType dtype) {
     case DType::kQ3_K:
       return kquant_gemm<Q3K>;
     case DType::kQ4_K:
-      return kquant_gemm<Q4K, kquant_decode_q4k_avx512>;
+      return kquant_gemm<Q4K, KernelDecode<kquant_decode_q4k_avx512>>;
     case DType::kQ5_K:
-      return kquant_gemm<Q5K, kquant_decode_q5k_avx512>;
+      return kquant_gemm<Q5K, KernelDecode<kquant_decode_q5k_avx512>>;
     case DType::kQ6_K:
-      return kquant_gemm<Q6K, kquant_decode_q6k_avx512>;
+      return kquant_gemm<Q6K, KernelDecode<kquant_decode_q6k_avx512>>;
     case DType::kIQ4_XS:
       return kquant_gemm<IQ4XS>;
     default:
