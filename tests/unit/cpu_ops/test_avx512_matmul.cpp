@@ -53,13 +53,14 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   }
   const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
   ASSERT_NE(avx2, nullptr) << "AVX-512 without AVX2";
-  // Rows around the 4-row tiles and the 24-row work items; tokens: 1 (decode, rows of 1 .. 67
-  // blocks, odd counts ending on a lone block, rows split across threads), small batches, odd
+  // Rows around the 4-row tiles and the 24-row work items; tokens: 1 (decode, rows of 1 .. 256
+  // blocks, odd counts ending on a lone block, rows split across threads, groups of 4 rows and the
+  // rows left over, rows longer than the one-token products' stream hint), small batches, odd
   // counts (a token pair with one token), 8-token tiles and their edges, past one 96-token chunk.
-  const std::vector<Shape> shapes = {{1, 1, 1},   {3, 1, 2},   {7, 1, 3},   {13, 1, 5}, {40, 1, 67},
-                                     {33, 1, 64}, {4, 1, 6},   {5, 2, 2},   {7, 3, 1},  {9, 5, 3},
-                                     {17, 8, 2},  {6, 9, 1},   {11, 13, 4}, {6, 16, 3}, {5, 17, 1},
-                                     {9, 19, 2},  {29, 98, 1}, {26, 23, 6}};
+  const std::vector<Shape> shapes = {
+      {1, 1, 1},    {3, 1, 2},  {7, 1, 3},  {13, 1, 5},  {40, 1, 67}, {33, 1, 64}, {4, 1, 6},
+      {38, 1, 256}, {5, 2, 2},  {7, 3, 1},  {9, 5, 3},   {17, 8, 2},  {6, 9, 1},   {11, 13, 4},
+      {6, 16, 3},   {5, 17, 1}, {9, 19, 2}, {29, 98, 1}, {26, 23, 6}};
   const std::vector<DType> dtypes = {DType::kQ4_0, DType::kQ8_0, DType::kQ4_1, DType::kQ5_0,
                                      DType::kQ5_1, DType::kQ4_K, DType::kQ6_K, DType::kIQ4_NL};
   ThreadPool three(3);
