@@ -189,15 +189,18 @@ void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const 
 // AVX-512 kernels (avx512/*.cpp), reached only through vec_ops_avx512(); null for an encoding
 // they do not cover (the table then keeps the AVX2 kernel).
 inline constexpr std::size_t kFloatGemmRowsAvx512 = 6;  // float_gemm_avx512's register tile rows
-// How far ahead the AVX-512 one-token kernels (Q4_0 / Q8_0 row dots and products) hint the
-// weight stream. The AVX2 kernels' ~0.5 KiB (tuned on a Zen 4 guest) left a Zen 5 guest's decode
-// waiting on memory: 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K
-// 38 -> 44-58 tokens/s (2 threads, interleaved sweeps of 0.5-9 KiB).
+// How far ahead the AVX-512 Q4_0 / Q8_0 row dots (short batches) hint the weight stream. The AVX2
+// kernels' ~0.5 KiB (tuned on a Zen 4 guest) left a Zen 5 guest's decode waiting on memory:
+// 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K 38 -> 44-58 tokens/s
+// (2 threads, interleaved sweeps of 0.5-9 KiB).
 inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
-// The K-quant decode hints 8 KiB ahead into L2 (_MM_HINT_T1), as the F16 token kernels do: on a
-// Zen 4 guest llama1b Q4_K_M decode went 34.9 -> 37.2 tokens/s (medians of 5 interleaved runs).
-// The same hint for Q4_0 / Q8_0 changed Q4_0 nothing and slowed Q8_0 (18.8 -> 16.5 on llama1b).
-inline constexpr std::size_t kAvx512KQuantAheadBytes = 8192;
+// The one-token products (K-quant decode, and the Q4_0 / Q8_0 products at least this far ahead
+// of a group of four rows) hint 8 KiB ahead into L2 (_MM_HINT_T1), as the F16 token kernels do:
+// on a Zen 4 guest llama1b Q4_K_M decode went 34.9 -> 37.2 tokens/s (medians of 5 interleaved
+// runs). For Q4_0 / Q8_0 one row at a time this hint changed Q4_0 nothing and slowed Q8_0
+// (18.8 -> 16.5 on llama1b); four rows at a time it took them from 40 / 24 (one group ahead into
+// L1) to 47 / 29 (avx512/quant_matvec_avx512.cpp).
+inline constexpr std::size_t kAvx512StreamAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 // One-token Q4_K / Q5_K / Q6_K products (avx512/kquant_decode_avx512.cpp), y[r] for r < m: what
 // kquant_gemm_avx512 runs for one token, with its values bit for bit.

@@ -161,7 +161,7 @@ inline __m512i block_sum(const typename F::Block& w, const std::int8_t* xcodes, 
 }
 
 inline void hint_ahead(const void* block, std::size_t bytes) {
-  const char* ahead = static_cast<const char*>(block) + kAvx512KQuantAheadBytes;
+  const char* ahead = static_cast<const char*>(block) + kAvx512StreamAheadBytes;
   for (std::size_t line = 0; line < bytes; line += 64)
     _mm_prefetch(ahead + line, _MM_HINT_T1);
 }

@@ -13,11 +13,11 @@
 //
 // Rows go four at a time: the activation loads serve four rows and four accumulator chains run
 // side by side, and the weights are hinted into L2 as one stream at least a group of rows and
-// 8 KiB ahead of use. One row at a time, hinted 4 KiB ahead into L1, llama1b decode on a Zen 4
-// guest (2 threads, medians of interleaved rounds) ran Q4_0 at 41 and Q8_0 at 21 tokens/s, with
-// the 2048 x 8192 Q4_0 product at 14.5 GB/s from L2 on one thread; four rows without a hint ran
-// at half that, four rows hinted into L1 one group ahead at 40 and 24, and hinted as here at
-// 47 and 29.
+// kAvx512StreamAheadBytes ahead of use. One row at a time, hinted 4 KiB ahead into L1, llama1b
+// decode on a Zen 4 guest (2 threads, medians of interleaved rounds) ran Q4_0 at 41 and Q8_0 at
+// 21 tokens/s, with the 576 x 1536 Q4_0 product at 14.5 GB/s from L2 on one thread (17.5 now);
+// four rows without a hint ran at 20 and 16, four rows hinted into L1 one group ahead at 40 and
+// 24, and hinted as here at 47 and 29.
 //
 // The values: per pair of blocks (b even, b + 1), the same exact int32 sums of four products (lane
 // l of block b: elements 4l .. 4l + 3), converted, multiplied by the same scale products
@@ -152,8 +152,6 @@ float finish(__m512 acc, const typename F::Block* w, const ActQ8Block* x, std::s
   return hsum(_mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
 }
 
-constexpr std::size_t kGroupAheadBytes = 8192;  // the least distance of the stream hint
-
 // kRows rows side by side: each row's steps are its own, in its own order (so each row's value is
 // the one-row loop's), while the activation loads serve all of them and the rows' accumulator
 // chains run in parallel.
@@ -169,11 +167,12 @@ void rows(const std::byte* w, std::size_t w_stride, const PairActivations* xp, c
   }
   const std::size_t n_pairs = n_blocks / 2;
   // Stream hints (read no value), kLines lines per pair: the rows' bytes taken as one stream that
-  // advances as fast as the rows do, hinted at least a group of rows and kGroupAheadBytes ahead.
+  // advances as fast as the rows do, hinted at least a group of rows and kAvx512StreamAheadBytes
+  // ahead.
   constexpr std::size_t kPairBytes = 2 * sizeof(Block);
   constexpr std::size_t kLines = (kRows * kPairBytes + 63) / 64;
   const char* next =
-      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kGroupAheadBytes);
+      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
   for (std::size_t p = 0; p < n_pairs; ++p) {
     for (std::size_t l = 0; l < kLines; ++l)
       _mm_prefetch(next + p * kRows * kPairBytes + 64 * l, _MM_HINT_T1);
