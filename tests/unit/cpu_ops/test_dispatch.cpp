@@ -60,7 +60,9 @@ TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaOrTheOverrideAndStaysFixed)
   const auto& f = eredu::cpu::cpu_features();
   const bool avx512 = f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl &&
                       f.avx512dq && f.avx512vnni && f.os_avx512;
-  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx512, avx512);
+  const bool amx = avx512 && f.amx_tile && f.amx_int8 && f.os_amx && f.amx_granted;
+  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAmx, amx);
+  EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx512, avx512 && !amx);
   EXPECT_EQ(eredu::cpu::best_isa() == Isa::kAvx2, !avx512 && f.avx2 && f.fma && f.f16c);
 }
 
@@ -70,10 +72,23 @@ TEST(KernelDispatch, GenericTableAlwaysExistsAndAvx2OnlyWhenSupported) {
   EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx2) != nullptr, eredu::cpu::isa_supported(Isa::kAvx2));
   EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAvx512) != nullptr,
             eredu::cpu::isa_supported(Isa::kAvx512));
-  // AVX-512 implies AVX2: the AVX-512 table is built on the AVX2 primitives.
+  EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAmx) != nullptr, eredu::cpu::isa_supported(Isa::kAmx));
+  // AVX-512 implies AVX2: the AVX-512 table is built on the AVX2 primitives; AMX implies AVX-512,
+  // whose table the AMX one extends.
   if (eredu::cpu::isa_supported(Isa::kAvx512)) {
     EXPECT_TRUE(eredu::cpu::isa_supported(Isa::kAvx2));
   }
+  if (eredu::cpu::isa_supported(Isa::kAmx)) {
+    EXPECT_TRUE(eredu::cpu::isa_supported(Isa::kAvx512));
+    EXPECT_EQ(eredu::cpu::kernels_for(Isa::kAmx)->isa, Isa::kAmx);
+  }
+  // Tile data is asked for only where the tiles exist and the OS enables them.
+  const auto& f = eredu::cpu::cpu_features();
+  if (f.amx_granted) {
+    EXPECT_TRUE(f.amx_tile);
+    EXPECT_TRUE(f.os_amx);
+  }
+  EXPECT_EQ(eredu::cpu::isa_name(Isa::kAmx), "amx");
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx2), "avx2");
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kAvx512), "avx512");
   EXPECT_EQ(eredu::cpu::isa_name(Isa::kGeneric), "generic");
@@ -104,6 +119,14 @@ TEST(KernelDispatch, IsaOverrideForcesATableTheCpuRunsAndRefusesOthers) {
     EXPECT_EQ(avx512.isa, best);
     EXPECT_NE(avx512.problem.find("cannot run the avx512 kernels"), std::string::npos)
         << avx512.problem;
+  }
+  const auto amx = select_isa("amx");
+  if (eredu::cpu::isa_supported(Isa::kAmx)) {
+    EXPECT_EQ(amx.isa, Isa::kAmx);
+    EXPECT_TRUE(amx.problem.empty());
+  } else {
+    EXPECT_EQ(amx.isa, best);
+    EXPECT_NE(amx.problem.find("cannot run the amx kernels"), std::string::npos) << amx.problem;
   }
   const auto unknown = select_isa("avx9000");
   EXPECT_EQ(unknown.isa, best);

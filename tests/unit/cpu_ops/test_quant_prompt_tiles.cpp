@@ -225,7 +225,8 @@ TEST_P(QuantPromptTiles, PromptsAreExactAtTheExtremesOfCodesAndActivations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tables, QuantPromptTiles, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+INSTANTIATE_TEST_SUITE_P(Tables, QuantPromptTiles,
+                         ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx),
                          [](const ::testing::TestParamInfo<Isa>& p) {
                            return std::string(eredu::cpu::isa_name(p.param));
                          });

@@ -126,7 +126,7 @@ TEST_P(ThreadCountDeterminism, NormRopeSwigluAndAddAreBitIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, ThreadCountDeterminism,
-                         ::testing::Values(Isa::kGeneric, Isa::kAvx2, Isa::kAvx512),
+                         ::testing::Values(Isa::kGeneric, Isa::kAvx2, Isa::kAvx512, Isa::kAmx),
                          [](const auto& param_info) {
                            return std::string(eredu::cpu::isa_name(param_info.param));
                          });

@@ -43,6 +43,8 @@ std::string isa_features() {
   add(f.fma, "FMA");
   add(f.f16c, "F16C");
   add(f.avx512f, "AVX512F");
+  add(f.amx_tile && f.amx_int8 && f.amx_granted, "AMX");
+  add(f.amx_tile && f.amx_int8 && !f.amx_granted, "AMX(tile data not granted)");
   return out.empty() ? std::string("baseline") : out;
 }
 

@@ -2,6 +2,11 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/core/log.hpp"
@@ -10,6 +15,12 @@
 namespace eredu::cpu {
 
 namespace {
+
+#if defined(__linux__) && defined(__x86_64__)
+// Linux's arch_prctl codes (asm/prctl.h) and the tile data state component (XFEATURE_XTILEDATA).
+constexpr int kArchReqXcompPerm = 0x1023;
+constexpr int kXfeatureXtileData = 18;
+#endif
 
 CpuFeatures detect_features() noexcept {
   CpuFeatures f;
@@ -40,7 +51,22 @@ CpuFeatures detect_features() noexcept {
     unsigned xcr0_hi = 0;
     __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
     f.os_avx512 = (xcr0_lo & 0xE6U) == 0xE6U;
+    f.os_amx = ((xcr0_lo >> 17) & 3U) == 3U;  // XTILECFG and XTILEDATA
   }
+  unsigned max_leaf = 0;
+  __asm__("cpuid" : "=a"(max_leaf), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
+  if (max_leaf >= 7) {
+    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+    f.amx_bf16 = ((edx >> 22) & 1U) != 0;
+    f.amx_tile = ((edx >> 24) & 1U) != 0;
+    f.amx_int8 = ((edx >> 25) & 1U) != 0;
+  }
+#if defined(__linux__) && defined(__x86_64__)
+  // Linux keeps the tile data state off for a process until it asks (the first tile instruction
+  // otherwise faults): ask once, here, only where the tiles exist and the OS enables them.
+  if (f.amx_tile && f.os_amx)
+    f.amx_granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+#endif
 #endif
   return f;
 }
@@ -76,6 +102,7 @@ constexpr KernelTable make_table(Isa isa) {
 constexpr KernelTable kGenericTable = make_table<detail::vec_ops_generic>(Isa::kGeneric);
 constexpr KernelTable kAvx2Table = make_table<detail::vec_ops_avx2>(Isa::kAvx2);
 constexpr KernelTable kAvx512Table = make_table<detail::vec_ops_avx512>(Isa::kAvx512);
+constexpr KernelTable kAmxTable = make_table<detail::vec_ops_amx>(Isa::kAmx);
 
 }  // namespace
 
@@ -87,6 +114,8 @@ std::string_view isa_name(Isa isa) noexcept {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kAmx:
+      return "amx";
   }
   return "unknown";
 }
@@ -99,6 +128,9 @@ std::string_view isa_requirements(Isa isa) noexcept {
       return "AVX2, FMA and F16C";
     case Isa::kAvx512:
       return "AVX2, FMA, F16C, AVX-512 F/BW/VL/DQ and VNNI, with the OS saving AVX-512 state";
+    case Isa::kAmx:
+      return "the avx512 table's AVX-512 set plus AMX-TILE and AMX-INT8, with the OS enabling the "
+             "tile state and granting it to this process (arch_prctl ARCH_REQ_XCOMP_PERM)";
   }
   return "unknown";
 }
@@ -118,11 +150,14 @@ bool isa_supported(Isa isa) noexcept {
     case Isa::kAvx512:
       return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
              f.avx512vnni && f.os_avx512;
+    case Isa::kAmx:
+      return isa_supported(Isa::kAvx512) && f.amx_tile && f.amx_int8 && f.os_amx && f.amx_granted;
   }
   return false;
 }
 
 Isa best_isa() noexcept {
+  if (isa_supported(Isa::kAmx)) return Isa::kAmx;
   if (isa_supported(Isa::kAvx512)) return Isa::kAvx512;
   return isa_supported(Isa::kAvx2) ? Isa::kAvx2 : Isa::kGeneric;
 }
@@ -136,6 +171,8 @@ const KernelTable* kernels_for(Isa isa) noexcept {
       return &kAvx2Table;
     case Isa::kAvx512:
       return &kAvx512Table;
+    case Isa::kAmx:
+      return &kAmxTable;
   }
   return nullptr;
 }
@@ -150,10 +187,13 @@ IsaSelection select_isa(std::string_view requested) {
     isa = Isa::kAvx2;
   } else if (requested == "avx512") {
     isa = Isa::kAvx512;
+  } else if (requested == "amx") {
+    isa = Isa::kAmx;
   } else {
-    return {best, "EREDU_CPU_ISA=" + std::string(requested) +
-                      " is not a kernel table (scalar, generic, avx2, avx512 or auto); using " +
-                      std::string(isa_name(best))};
+    return {best,
+            "EREDU_CPU_ISA=" + std::string(requested) +
+                " is not a kernel table (scalar, generic, avx2, avx512, amx or auto); using " +
+                std::string(isa_name(best))};
   }
   if (!isa_supported(isa)) {
     return {best, "EREDU_CPU_ISA=" + std::string(requested) + ": this CPU cannot run the " +

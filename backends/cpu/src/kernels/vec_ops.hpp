@@ -240,5 +240,10 @@ const VecOps& vec_ops_generic() noexcept;
 const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA + F16C
 // Call only when isa_supported(Isa::kAvx512): AVX-512 F/BW/VL/DQ + VNNI with the OS's support.
 const VecOps& vec_ops_avx512() noexcept;
+// The AMX prompt tiles (amx/quant_prompt_amx.cpp): the AVX-512 prompt tiles' values bit for bit.
+QuantPromptGemm quant_prompt_gemm_amx(DType dtype);
+// Call only when isa_supported(Isa::kAmx): the AVX-512 table's requirements plus AMX-TILE and
+// AMX-INT8, with the tile state enabled and granted to this process.
+const VecOps& vec_ops_amx() noexcept;
 
 }  // namespace eredu::cpu::detail

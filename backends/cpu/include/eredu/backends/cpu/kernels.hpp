@@ -39,8 +39,11 @@
 namespace eredu::cpu {
 
 // kAvx512: AVX-512 F/BW/VL/DQ + VNNI on top of AVX2 + FMA + F16C; its table is the AVX2 one with
-// the K-quant products at 512 bits (bit-identical results, see vec_avx512.cpp).
-enum class Isa { kGeneric, kAvx2, kAvx512 };
+// the K-quant products at 512 bits (bit-identical results, see vec_avx512.cpp). kAmx: the AVX-512
+// table with the 32-code block encodings' prompt products on AMX int8 tiles (the AVX-512 values
+// bit for bit, see vec_amx.cpp), where cpuid lists AMX-TILE and AMX-INT8, XCR0 has the tile state
+// and the kernel grants this process tile data (arch_prctl(ARCH_REQ_XCOMP_PERM)).
+enum class Isa { kGeneric, kAvx2, kAvx512, kAmx };
 
 [[nodiscard]] std::string_view isa_name(Isa isa) noexcept;
 // What a CPU needs to run an ISA's table, in words (for messages and test skips).
@@ -62,11 +65,20 @@ struct CpuFeatures {
   // XCR0 (XGETBV) has the opmask, upper-ZMM and high-ZMM state bits: the OS saves AVX-512 registers
   // across context switches. Without it AVX-512 instructions fault even where cpuid lists them.
   bool os_avx512 = false;
+  // AMX (cpuid leaf 7 EDX bits 24, 25, 22), whether XCR0 has the tile configuration and tile data
+  // state (bits 17, 18), and whether Linux granted this process tile data: AMX instructions fault
+  // until arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) succeeds, which detection asks for
+  // once, and only when the other three hold.
+  bool amx_tile = false;
+  bool amx_int8 = false;
+  bool amx_bf16 = false;
+  bool os_amx = false;
+  bool amx_granted = false;
 };
 [[nodiscard]] const CpuFeatures& cpu_features() noexcept;
 
-// The best ISA this CPU runs: kAvx512 when isa_supported(kAvx512), else kAvx2 when AVX2, FMA and
-// F16C are all present, else kGeneric.
+// The best ISA this CPU runs: kAmx when isa_supported(kAmx), else kAvx512 when
+// isa_supported(kAvx512), else kAvx2 when AVX2, FMA and F16C are all present, else kGeneric.
 [[nodiscard]] Isa best_isa() noexcept;
 [[nodiscard]] bool isa_supported(Isa isa) noexcept;
 
@@ -110,9 +122,9 @@ struct KernelTable {
 };
 
 // The table for the best ISA of this CPU, chosen on first use (thread-safe) and then fixed.
-// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, avx512, auto) forces a table,
-// for tests and side-by-side comparisons; a value that names no table, or a table this CPU cannot
-// run, is logged as a warning and the best table is used instead (see select_isa).
+// The environment variable EREDU_CPU_ISA (scalar or generic, avx2, avx512, amx, auto) forces a
+// table, for tests and side-by-side comparisons; a value that names no table, or a table this CPU
+// cannot run, is logged as a warning and the best table is used instead (see select_isa).
 [[nodiscard]] const KernelTable& kernels() noexcept;
 
 // What kernels() picks for a requested EREDU_CPU_ISA value (empty: not set): the ISA, and why the

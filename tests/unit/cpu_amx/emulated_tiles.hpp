@@ -1,0 +1,139 @@
+#pragma once
+// An emulation of the AMX tile instructions the CPU backend's AMX kernels use (LDTILECFG,
+// TILERELEASE, TILEZERO, TILELOADD, TILESTORED, TDPBUSD), written from the operation sections of
+// the Intel SDM, so that the kernels (templated on their tile policy, amx/hardware_tiles.hpp) run
+// and are checked on CPUs without AMX. Where the hardware faults (#UD, #GP: no configuration, a
+// palette other than 1, a shape beyond 16 rows of 64 bytes, operands whose shapes do not chain)
+// the emulation records a test failure. A tile load reads exactly its configured rows x bytes, as
+// the hardware does, so a sanitizer build also catches a tile reaching past its operand.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "amx/tile_config.hpp"
+
+namespace eredu::testing::amx {
+
+using eredu::cpu::detail::kTileCount;
+using eredu::cpu::detail::kTileMaxRowBytes;
+using eredu::cpu::detail::kTileMaxRows;
+using eredu::cpu::detail::TileConfig;
+
+struct EmulatedTiles {
+  struct State {
+    bool configured = false;
+    TileConfig config{};
+    std::uint8_t data[kTileCount][kTileMaxRows][kTileMaxRowBytes] = {};
+  };
+  // TDPBUSD executed on any thread, so that a test can see the tiles were used.
+  static std::atomic<std::size_t>& products() {
+    static std::atomic<std::size_t> n{0};
+    return n;
+  }
+  static State& state() {
+    thread_local State s;
+    return s;
+  }
+
+  static void configure(const TileConfig& c) {
+    State& s = state();
+    bool ok = c.palette_id == 1 && c.start_row == 0;
+    for (std::uint8_t r : c.reserved)
+      ok = ok && r == 0;
+    for (int t = 0; t < 16; ++t) {
+      const bool used = t < kTileCount;
+      ok = ok && c.rows[t] <= (used ? kTileMaxRows : 0) &&
+           c.colsb[t] <= (used ? kTileMaxRowBytes : 0) && (c.rows[t] == 0) == (c.colsb[t] == 0);
+    }
+    if (!ok) ADD_FAILURE() << "LDTILECFG: a configuration palette 1 rejects (#GP)";
+    s.config = c;
+    s.configured = ok;
+    std::memset(s.data, 0, sizeof s.data);  // LDTILECFG zeroes the tiles
+  }
+  static void release() {
+    State& s = state();
+    s.configured = false;
+    s.config = TileConfig{};
+  }
+
+  template <int kTile>
+  static void zero() {
+    if (!usable(kTile, "TILEZERO")) return;
+    std::memset(state().data[kTile], 0, sizeof state().data[kTile]);
+  }
+
+  template <int kTile>
+  static void load(const void* base, std::size_t stride) {
+    if (!usable(kTile, "TILELOADD")) return;
+    State& s = state();
+    std::memset(s.data[kTile], 0, sizeof s.data[kTile]);
+    const auto* p = static_cast<const std::uint8_t*>(base);
+    for (int r = 0; r < s.config.rows[kTile]; ++r)
+      std::memcpy(s.data[kTile][r], p + static_cast<std::size_t>(r) * stride,
+                  s.config.colsb[kTile]);
+  }
+
+  template <int kTile>
+  static void store(void* base, std::size_t stride) {
+    if (!usable(kTile, "TILESTORED")) return;
+    State& s = state();
+    auto* p = static_cast<std::uint8_t*>(base);
+    for (int r = 0; r < s.config.rows[kTile]; ++r)
+      std::memcpy(p + static_cast<std::size_t>(r) * stride, s.data[kTile][r],
+                  s.config.colsb[kTile]);
+  }
+
+  // TDPBUSD sums, u (unsigned bytes), s (signed bytes): for every row m of sums and dword n,
+  // sums[m].dword[n] += sum over k < u.colsb / 4 of sum over i < 4 of u[m][4k + i] * s[k][4n + i].
+  template <int kSums, int kUnsigned, int kSigned>
+  static void dpbusd() {
+    if (!usable(kSums, "TDPBUSD") || !usable(kUnsigned, "TDPBUSD") || !usable(kSigned, "TDPBUSD")) {
+      return;
+    }
+    State& s = state();
+    const TileConfig& c = s.config;
+    if (c.rows[kSums] != c.rows[kUnsigned] || c.colsb[kSums] != c.colsb[kSigned] ||
+        c.colsb[kUnsigned] != 4 * c.rows[kSigned] || c.colsb[kSums] % 4 != 0 ||
+        c.colsb[kUnsigned] % 4 != 0) {
+      ADD_FAILURE() << "TDPBUSD: operand shapes do not chain (#UD): sums " << int{c.rows[kSums]}
+                    << "x" << c.colsb[kSums] << ", unsigned " << int{c.rows[kUnsigned]} << "x"
+                    << c.colsb[kUnsigned] << ", signed " << int{c.rows[kSigned]} << "x"
+                    << c.colsb[kSigned];
+      return;
+    }
+    for (int m = 0; m < c.rows[kSums]; ++m) {
+      for (int n = 0; n < c.colsb[kSums] / 4; ++n) {
+        std::int32_t acc;
+        std::memcpy(&acc, &s.data[kSums][m][4 * n], 4);
+        for (int k = 0; k < c.colsb[kUnsigned] / 4; ++k) {
+          for (int i = 0; i < 4; ++i) {
+            const std::int32_t u = s.data[kUnsigned][m][4 * k + i];
+            const std::int32_t v = static_cast<std::int8_t>(s.data[kSigned][k][4 * n + i]);
+            acc += u * v;
+          }
+        }
+        std::memcpy(&s.data[kSums][m][4 * n], &acc, 4);
+      }
+    }
+    products().fetch_add(1, std::memory_order_relaxed);
+  }
+
+ private:
+  static bool usable(int tile, const char* op) {
+    const State& s = state();
+    if (!s.configured) {
+      ADD_FAILURE() << op << " without a tile configuration (#UD)";
+      return false;
+    }
+    if (tile < 0 || tile >= kTileCount || s.config.rows[tile] == 0) {
+      ADD_FAILURE() << op << " on tile " << tile << ", which the configuration leaves unused (#UD)";
+      return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace eredu::testing::amx
