@@ -1,11 +1,12 @@
 #pragma once
 // An emulation of the AMX tile instructions the CPU backend's AMX kernels use (LDTILECFG,
-// TILERELEASE, TILEZERO, TILELOADD, TILESTORED, TDPBUSD), written from the operation sections of
-// the Intel SDM, so that the kernels (templated on their tile policy, amx/hardware_tiles.hpp) run
-// and are checked on CPUs without AMX. Where the hardware faults (#UD, #GP: no configuration, a
-// palette other than 1, a shape beyond 16 rows of 64 bytes, operands whose shapes do not chain)
-// the emulation records a test failure. A tile load reads exactly its configured rows x bytes, as
-// the hardware does, so a sanitizer build also catches a tile reaching past its operand.
+// TILERELEASE, TILEZERO, TILELOADD, TILESTORED, TDPBUSD, TDPBSSD), written from the operation
+// sections of the Intel SDM, so that the kernels (templated on their tile policy,
+// amx/hardware_tiles.hpp) run and are checked on CPUs without AMX. Where the hardware faults (#UD,
+// #GP: no configuration, a palette other than 1, a shape beyond 16 rows of 64 bytes, operands whose
+// shapes do not chain) the emulation records a test failure. A tile load reads exactly its
+// configured rows x bytes, as the hardware does, so a sanitizer build also catches a tile reaching
+// past its operand.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -86,42 +87,49 @@ struct EmulatedTiles {
                   s.config.colsb[kTile]);
   }
 
-  // TDPBUSD sums, u (unsigned bytes), s (signed bytes): for every row m of sums and dword n,
+  // TDPBUSD sums, u, s (unsigned bytes u, signed bytes s): for every row m of sums and dword n,
   // sums[m].dword[n] += sum over k < u.colsb / 4 of sum over i < 4 of u[m][4k + i] * s[k][4n + i].
   template <int kSums, int kUnsigned, int kSigned>
   static void dpbusd() {
-    if (!usable(kSums, "TDPBUSD") || !usable(kUnsigned, "TDPBUSD") || !usable(kSigned, "TDPBUSD")) {
-      return;
-    }
+    dot<false>(kSums, kUnsigned, kSigned, "TDPBUSD");
+  }
+  // TDPBSSD: the same with both operands signed.
+  template <int kSums, int kLeft, int kRight>
+  static void dpbssd() {
+    dot<true>(kSums, kLeft, kRight, "TDPBSSD");
+  }
+
+ private:
+  template <bool kLeftSigned>
+  static void dot(int sums, int left, int right, const char* op) {
+    if (!usable(sums, op) || !usable(left, op) || !usable(right, op)) return;
     State& s = state();
     const TileConfig& c = s.config;
-    if (c.rows[kSums] != c.rows[kUnsigned] || c.colsb[kSums] != c.colsb[kSigned] ||
-        c.colsb[kUnsigned] != 4 * c.rows[kSigned] || c.colsb[kSums] % 4 != 0 ||
-        c.colsb[kUnsigned] % 4 != 0) {
-      ADD_FAILURE() << "TDPBUSD: operand shapes do not chain (#UD): sums " << int{c.rows[kSums]}
-                    << "x" << c.colsb[kSums] << ", unsigned " << int{c.rows[kUnsigned]} << "x"
-                    << c.colsb[kUnsigned] << ", signed " << int{c.rows[kSigned]} << "x"
-                    << c.colsb[kSigned];
+    if (c.rows[sums] != c.rows[left] || c.colsb[sums] != c.colsb[right] ||
+        c.colsb[left] != 4 * c.rows[right] || c.colsb[sums] % 4 != 0 || c.colsb[left] % 4 != 0) {
+      ADD_FAILURE() << op << ": operand shapes do not chain (#UD): sums " << int{c.rows[sums]}
+                    << "x" << c.colsb[sums] << ", left " << int{c.rows[left]} << "x"
+                    << c.colsb[left] << ", right " << int{c.rows[right]} << "x" << c.colsb[right];
       return;
     }
-    for (int m = 0; m < c.rows[kSums]; ++m) {
-      for (int n = 0; n < c.colsb[kSums] / 4; ++n) {
+    for (int m = 0; m < c.rows[sums]; ++m) {
+      for (int n = 0; n < c.colsb[sums] / 4; ++n) {
         std::int32_t acc;
-        std::memcpy(&acc, &s.data[kSums][m][4 * n], 4);
-        for (int k = 0; k < c.colsb[kUnsigned] / 4; ++k) {
+        std::memcpy(&acc, &s.data[sums][m][4 * n], 4);
+        for (int k = 0; k < c.colsb[left] / 4; ++k) {
           for (int i = 0; i < 4; ++i) {
-            const std::int32_t u = s.data[kUnsigned][m][4 * k + i];
-            const std::int32_t v = static_cast<std::int8_t>(s.data[kSigned][k][4 * n + i]);
+            const std::uint8_t a = s.data[left][m][4 * k + i];
+            const std::int32_t u = kLeftSigned ? std::int32_t{static_cast<std::int8_t>(a)} : a;
+            const std::int32_t v = static_cast<std::int8_t>(s.data[right][k][4 * n + i]);
             acc += u * v;
           }
         }
-        std::memcpy(&s.data[kSums][m][4 * n], &acc, 4);
+        std::memcpy(&s.data[sums][m][4 * n], &acc, 4);
       }
     }
     products().fetch_add(1, std::memory_order_relaxed);
   }
 
- private:
   static bool usable(int tile, const char* op) {
     const State& s = state();
     if (!s.configured) {

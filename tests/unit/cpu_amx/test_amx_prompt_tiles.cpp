@@ -1,7 +1,8 @@
-// The AMX prompt tiles (backends/cpu/src/kernels/amx) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL
-// against the AVX-512 prompt tiles, whose values they must give bit for bit (the AVX-512 tiles are
-// themselves checked against the block-sum definition in cpu_ops/test_quant_prompt_tiles.cpp,
-// which also runs the AMX table where the CPU has one).
+// The AMX prompt tiles (backends/cpu/src/kernels/amx) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL and
+// Q2_K..Q6_K against the AVX-512 prompt tiles, whose values they must give bit for bit (the
+// AVX-512 tiles are themselves checked against the block-sum definition in
+// cpu_ops/test_quant_prompt_tiles.cpp and the K-quants' scalar definition in
+// cpu_ops/test_kquant_dot.cpp; both also run the AMX table where the CPU has one).
 //
 // On every CPU with AVX-512 the AMX kernel runs on an emulation of the tile instructions
 // (emulated_tiles.hpp) inside the backend's own matmul driver: that proves the tiling, the tile
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "amx/kquant_prompt_amx.hpp"
 #include "amx/quant_prompt_amx.hpp"
 #include "emulated_tiles.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
@@ -31,18 +33,25 @@ using eredu::testing::amx::EmulatedTiles;
 using namespace eredu::testing::op_parity;
 namespace detail = eredu::cpu::detail;
 
-const std::vector<DType> kEncodings = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                                       DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL};
+// The 32-code block encodings, then the K-quants (and IQ4_XS, which must keep the AVX-512 tiles).
+const std::vector<DType> kEncodings = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0, DType::kQ5_1,
+                                       DType::kQ8_0, DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K,
+                                       DType::kQ4_K, DType::kQ5_K,   DType::kQ6_K, DType::kIQ4_XS};
+
+bool is_k_block(DType dtype) {
+  return dtype == DType::kQ2_K || dtype == DType::kQ3_K || dtype == DType::kQ4_K ||
+         dtype == DType::kQ5_K || dtype == DType::kQ6_K || dtype == DType::kIQ4_XS;
+}
 
 struct Shape {
   std::size_t rows;
   std::size_t tokens;
-  std::size_t blocks;
+  std::size_t blocks;  // of 32 codes, or of 256 for the K-quants
 };
 // Rows around the 16-row groups and 32-row work items; tokens around the 16-token AMX tiles
 // (a last tile of 1..15 tokens runs the VNNI tile) and past one 96-token chunk.
 const std::vector<Shape> kShapes = {{16, 17, 2}, {17, 31, 1}, {33, 32, 3},  {40, 33, 2},
-                                    {1, 48, 4},  {67, 97, 2}, {35, 130, 1}, {48, 16, 5}};
+                                    {1, 48, 4},  {67, 97, 2}, {35, 130, 1}, {48, 64, 3}};
 
 // Each element of `got` equals `want` bit for bit.
 void expect_same_bits(const std::vector<float>& want, const std::vector<float>& got,
@@ -65,7 +74,7 @@ void expect_avx512_values(const eredu::cpu::KernelTable& avx512, const std::stri
     for (const Shape& s : kShapes) {
       std::mt19937 rng(7100 + static_cast<unsigned>(dtype) * 31 + static_cast<unsigned>(s.rows) +
                        static_cast<unsigned>(s.tokens));
-      const std::size_t cols = 32 * s.blocks;
+      const std::size_t cols = (is_k_block(dtype) ? 256 : 32) * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
       const auto x = random_floats(rng, s.tokens * cols);
       const MatrixView w{dtype, bytes.data(), s.rows, cols};
@@ -101,7 +110,12 @@ TEST(AmxPromptTiles, EmulatedTilesGiveTheAvx512PromptTilesValuesBitForBit) {
   // The AVX-512 table with its prompt products replaced by the AMX kernel on emulated tiles, run
   // through the backend's own matmul (the same work items, token chunks and activation layout).
   detail::VecOps ops = detail::vec_ops_avx512();
-  ops.quant_prompt_gemm = detail::amx_prompt_gemm_for<EmulatedTiles>;
+  ops.quant_prompt_gemm = detail::block_tiles::amx_prompt_gemm_for<EmulatedTiles>;
+  ops.kquant_prompt_gemm = [](DType dtype) {
+    const detail::KQuantGemm own =
+        detail::kquant_tiles::amx_kquant_prompt_gemm_for<EmulatedTiles>(dtype);
+    return own != nullptr ? own : detail::kquant_prompt_gemm_avx512(dtype);
+  };
   const std::size_t before = EmulatedTiles::products().load();
   expect_avx512_values(*avx512, "emulated amx",
                        [&](const MatrixView& w, const float* x, std::size_t n, float* y,
@@ -158,6 +172,18 @@ TEST(AmxPromptTiles, EmulatedDotProductFollowsTheInstructionDefinition) {
     }
   }
   EXPECT_EQ(sums[0][0], 10 + 255 * -128 + 1 + 2 + 3 + 4 * 1 + 5 * 1 + 6 * 1 + 7 * 1);
+
+  // TDPBSSD reads the left bytes as signed: 255 is -1.
+  EmulatedTiles::configure(c);
+  std::int32_t signed_sums[2][2] = {};
+  EmulatedTiles::zero<0>();
+  EmulatedTiles::load<1>(u, sizeof u[0]);
+  EmulatedTiles::load<2>(s, sizeof s[0]);
+  EmulatedTiles::dpbssd<0, 1, 2>();
+  EmulatedTiles::store<0>(signed_sums, sizeof signed_sums[0]);
+  EmulatedTiles::release();
+  EXPECT_EQ(signed_sums[0][0], -1 * -128 + 1 + 2 + 3 + 4 + 5 + 6 + 7);
+  EXPECT_EQ(signed_sums[1][1], 4 * (-1 * -128));
 }
 
 }  // namespace

@@ -169,6 +169,10 @@ TEST(KQuantDot, Avx512MatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadC
   expect_matmul_bit_identical_to_definition(Isa::kAvx512);
 }
 
+TEST(KQuantDot, AmxMatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCount) {
+  expect_matmul_bit_identical_to_definition(Isa::kAmx);
+}
+
 TEST(KQuantDot, Avx2MatmulStaysCloseToTheFloatProductOfTheDecodedWeights) {
   const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";

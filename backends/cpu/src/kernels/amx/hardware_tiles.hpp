@@ -73,6 +73,14 @@ struct HardwareTiles {
                   "add this register triple to HardwareTiles::dpbusd");
     _tile_dpbusd(0, 1, 2);
   }
+
+  // TDPBSSD: as dpbusd with both operands signed.
+  template <int kSums, int kLeft, int kRight>
+  static void dpbssd() {
+    static_assert(kSums == 0 && kLeft == 1 && kRight == 2,
+                  "add this register triple to HardwareTiles::dpbssd");
+    _tile_dpbssd(0, 1, 2);
+  }
 };
 
 }  // namespace eredu::cpu::detail

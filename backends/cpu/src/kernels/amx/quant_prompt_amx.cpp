@@ -9,7 +9,7 @@
 namespace eredu::cpu::detail {
 
 QuantPromptGemm quant_prompt_gemm_amx(DType dtype) {
-  return amx_prompt_gemm_for<HardwareTiles>(dtype);
+  return block_tiles::amx_prompt_gemm_for<HardwareTiles>(dtype);
 }
 
 }  // namespace eredu::cpu::detail

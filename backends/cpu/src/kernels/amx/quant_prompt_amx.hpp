@@ -27,6 +27,8 @@
 namespace eredu::cpu::detail {
 namespace {
 
+namespace block_tiles {
+
 constexpr std::size_t kAmxTokens = 16;  // tokens per AMX tile: the sums tile's 16 rows
 constexpr int kSumsTile = 0;
 constexpr int kActsTile = 1;
@@ -131,5 +133,6 @@ QuantPromptGemm amx_prompt_gemm_for(DType dtype) {
   }
 }
 
+}  // namespace block_tiles
 }  // namespace
 }  // namespace eredu::cpu::detail

@@ -31,6 +31,8 @@ namespace eredu::cpu::detail {
 
 namespace {
 
+using namespace block_tiles;
+
 template <typename F>
 void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {

@@ -21,6 +21,9 @@
 namespace eredu::cpu::detail {
 namespace {
 
+// Named, so that one translation unit (the AMX tests) can hold these and the K-quant groups.
+namespace block_tiles {
+
 namespace enc = eredu::encoding;
 
 constexpr std::size_t kLanes = 16;  // rows per group, one int32 lane each
@@ -172,5 +175,6 @@ void tile(const GroupBlock<F::kAffine>* group, std::size_t n_blocks, const Token
   }
 }
 
+}  // namespace block_tiles
 }  // namespace
 }  // namespace eredu::cpu::detail
