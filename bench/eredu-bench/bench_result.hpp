@@ -20,9 +20,10 @@ struct TestResult {
   TestKind kind = TestKind::kPrompt;
   std::uint32_t n_prompt = 0;   // pp: tokens of the one batch; tg: 0
   std::uint32_t n_gen = 0;      // tg: tokens decoded one by one; pp: 0
+  std::uint32_t n_depth = 0;    // tokens already in the cache when the test starts (-d)
   std::vector<double> seconds;  // wall time of each repetition
 
-  // "pp128" / "tg64", as llama-bench names its tests.
+  // "pp128" / "tg64", "pp128 @ d512" after a cached prefix, as llama-bench names its tests.
   [[nodiscard]] std::string test_name() const;
   // Tokens one repetition processes.
   [[nodiscard]] std::uint32_t tokens() const noexcept {

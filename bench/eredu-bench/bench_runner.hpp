@@ -6,6 +6,9 @@
 //   pp<p>: one prefill of p tokens into a fresh sequence (the cache truncated to 0 first);
 //          warm-up: one such prefill.
 //   tg<n>: n tokens decoded one by one, starting from an empty sequence; warm-up: one token.
+//   ... @ d<d> (-d): the same, after a prefix of d tokens already in the cache: the prefix is
+//          prefilled once per test, untimed, and every repetition truncates back to it (llama-bench
+//          restores a saved state instead), so attention reads d more positions per token.
 // Each repetition is timed from its first submission to the completion of its last one. Tokens
 // are random ids in [3, n_vocab) from a fixed seed, so every run and every backend sees the same
 // ids.
@@ -28,6 +31,7 @@ namespace eredu::bench {
 struct RunOptions {
   std::vector<std::uint32_t> n_prompt{128};  // one pp test per value (0 = none)
   std::vector<std::uint32_t> n_gen{64};      // one tg test per value (0 = none)
+  std::vector<std::uint32_t> n_depth{0};     // every test once per value: tokens already cached
   std::uint32_t repetitions = 3;
   std::uint64_t seed = 1234;
 };
@@ -39,7 +43,10 @@ struct RunOptions {
     most = std::max(most, p);
   for (std::uint32_t n : options.n_gen)
     most = std::max(most, n);
-  return most;
+  std::uint32_t deepest = 0;
+  for (std::uint32_t d : options.n_depth)
+    deepest = std::max(deepest, d);
+  return deepest + most;
 }
 
 // `count` random token ids in [3, n_vocab) (ids 0..2 are unk, bos, eos in the llama vocabulary).
@@ -67,23 +74,26 @@ template <typename SubmissionResult>
   return ok();
 }
 
+// Back to the first `depth` cached tokens (0: an empty sequence).
 template <typename Runtime>
-[[nodiscard]] Result<void> reset(Runtime& rt) {
-  auto truncated = rt.session_mut().truncate(0);
+[[nodiscard]] Result<void> reset(Runtime& rt, std::uint32_t depth) {
+  auto truncated = rt.session_mut().truncate(depth);
   if (!truncated) return fail(runtime::to_eredu_error(std::move(truncated).error()));
   return ok();
 }
 
 template <typename Runtime>
-[[nodiscard]] Result<void> run_prompt(Runtime& rt, const std::vector<std::uint32_t>& tokens) {
-  EREDU_TRY_VOID(reset(rt));
+[[nodiscard]] Result<void> run_prompt(Runtime& rt, std::uint32_t depth,
+                                      const std::vector<std::uint32_t>& tokens) {
+  EREDU_TRY_VOID(reset(rt, depth));
   std::vector<std::uint32_t> batch = tokens;
   return finish(rt.prefill(std::move(batch)), "prefill");
 }
 
 template <typename Runtime>
-[[nodiscard]] Result<void> run_generation(Runtime& rt, const std::vector<std::uint32_t>& tokens) {
-  EREDU_TRY_VOID(reset(rt));
+[[nodiscard]] Result<void> run_generation(Runtime& rt, std::uint32_t depth,
+                                          const std::vector<std::uint32_t>& tokens) {
+  EREDU_TRY_VOID(reset(rt, depth));
   for (std::uint32_t token : tokens) {
     std::uint32_t next = token;
     EREDU_TRY_VOID(finish(rt.decode(std::move(next)), "decode"));
@@ -105,17 +115,21 @@ template <typename Backend>
 
   std::mt19937_64 rng(options.seed);
   std::vector<TestResult> rows;
-  auto measure = [&](TestKind kind, std::uint32_t count) -> Result<void> {
+  auto measure = [&](TestKind kind, std::uint32_t count, std::uint32_t depth) -> Result<void> {
     TestResult row;
     row.model = facts;
     row.backend = backend_name;
     row.threads = threads;
     row.kind = kind;
     (kind == TestKind::kPrompt ? row.n_prompt : row.n_gen) = count;
+    row.n_depth = depth;
+    if (depth > 0) {  // the cached prefix, untimed; every run below truncates back to it
+      EREDU_TRY_VOID(detail::run_prompt(rt, 0, random_tokens(rng, facts.n_vocab, depth)));
+    }
     const std::vector<std::uint32_t> tokens = random_tokens(rng, facts.n_vocab, count);
     auto once = [&](const std::vector<std::uint32_t>& ids) {
-      return kind == TestKind::kPrompt ? detail::run_prompt(rt, ids)
-                                       : detail::run_generation(rt, ids);
+      return kind == TestKind::kPrompt ? detail::run_prompt(rt, depth, ids)
+                                       : detail::run_generation(rt, depth, ids);
     };
     // Warm-up: the whole batch for pp, one token for tg (as llama-bench).
     EREDU_TRY_VOID(
@@ -129,11 +143,13 @@ template <typename Backend>
     rows.push_back(std::move(row));
     return ok();
   };
-  for (std::uint32_t p : options.n_prompt) {
-    if (p > 0) EREDU_TRY_VOID(measure(TestKind::kPrompt, p));
-  }
-  for (std::uint32_t n : options.n_gen) {
-    if (n > 0) EREDU_TRY_VOID(measure(TestKind::kGeneration, n));
+  for (std::uint32_t d : options.n_depth) {
+    for (std::uint32_t p : options.n_prompt) {
+      if (p > 0) EREDU_TRY_VOID(measure(TestKind::kPrompt, p, d));
+    }
+    for (std::uint32_t n : options.n_gen) {
+      if (n > 0) EREDU_TRY_VOID(measure(TestKind::kGeneration, n, d));
+    }
   }
   return rows;
 }

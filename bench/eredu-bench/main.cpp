@@ -43,6 +43,7 @@ struct Options {
   std::vector<std::string> models;
   std::vector<std::uint32_t> n_prompt{128};
   std::vector<std::uint32_t> n_gen{64};
+  std::vector<std::uint32_t> n_depth{0};
   std::uint32_t repetitions = 3;
   std::vector<std::size_t> threads;
   std::string backend = "cpu";
@@ -171,6 +172,7 @@ int run(Options options) {
   eredu::bench::RunOptions run;
   run.n_prompt = options.n_prompt;
   run.n_gen = options.n_gen;
+  run.n_depth = options.n_depth;
   run.repetitions = options.repetitions;
   bool any_test = false;
   for (std::uint32_t v : run.n_prompt)
@@ -222,6 +224,9 @@ int main(int argc, char** argv) {
   app.add_option("-p,--n-prompt", options.n_prompt, "prompt tokens per pp test (list; 0: no pp)")
       ->delimiter(',');
   app.add_option("-n,--n-gen", options.n_gen, "tokens generated per tg test (list; 0: no tg)")
+      ->delimiter(',');
+  app.add_option("-d,--n-depth", options.n_depth,
+                 "tokens already in the cache when each test starts (list; llama-bench's -d)")
       ->delimiter(',');
   app.add_option("-r,--repetitions", options.repetitions,
                  "repetitions of each test (--bandwidth: read passes, default 10)");

@@ -85,6 +85,7 @@ double sample_stddev(const std::vector<double>& values) {
 std::string TestResult::test_name() const {
   std::string name(kind == TestKind::kPrompt ? "pp" : "tg");
   name += std::to_string(kind == TestKind::kPrompt ? n_prompt : n_gen);
+  if (n_depth > 0) name += " @ d" + std::to_string(n_depth);
   return name;
 }
 
@@ -147,7 +148,8 @@ std::string render_results(const std::vector<TestResult>& rows, OutputFormat for
   if (format == OutputFormat::kCsv) {
     std::ostringstream out;
     out << "model,model_file,model_type,size_bytes,params,backend,threads,test,n_prompt,n_gen,"
-           "repetitions,avg_ts,stddev_ts,avg_ns,stddev_ns,gb_per_s,gflop_per_s,samples_ts\n";
+           "repetitions,avg_ts,stddev_ts,avg_ns,stddev_ns,gb_per_s,gflop_per_s,samples_ts,n_"
+           "depth\n";
     for (const TestResult& r : rows) {
       std::string samples;
       for (double ts : r.samples_ts()) {
@@ -160,7 +162,7 @@ std::string render_results(const std::vector<TestResult>& rows, OutputFormat for
           << r.n_gen << ',' << r.seconds.size() << ',' << fixed(r.avg_ts(), 3) << ','
           << fixed(r.stddev_ts(), 3) << ',' << fixed(r.avg_seconds() * 1e9, 0) << ','
           << fixed(r.stddev_seconds() * 1e9, 0) << ',' << optional_number(r.gb_per_s(), 3) << ','
-          << optional_number(r.gflop_per_s(), 3) << ',' << samples << '\n';
+          << optional_number(r.gflop_per_s(), 3) << ',' << samples << ',' << r.n_depth << '\n';
     }
     return out.str();
   }
@@ -177,6 +179,7 @@ std::string render_results(const std::vector<TestResult>& rows, OutputFormat for
     row["test"] = r.test_name();
     row["n_prompt"] = r.n_prompt;
     row["n_gen"] = r.n_gen;
+    row["n_depth"] = r.n_depth;
     row["repetitions"] = r.seconds.size();
     row["avg_ts"] = r.avg_ts();
     row["stddev_ts"] = r.stddev_ts();

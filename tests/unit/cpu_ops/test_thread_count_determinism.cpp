@@ -63,37 +63,43 @@ TEST_P(ThreadCountDeterminism, MatmulIsBitIdenticalForEveryEncoding) {
 }
 
 TEST_P(ThreadCountDeterminism, AttentionIsBitIdenticalForBothCacheTypes) {
-  for (DType kv : {DType::kF32, DType::kF16}) {
-    std::mt19937 rng(5);
-    const std::size_t n_head = 6, n_head_kv = 2, head_dim = 24, n_tokens = 7, n_kv = 600;
-    const auto q = random_floats(rng, n_tokens * n_head * head_dim);
-    const auto k = random_floats(rng, n_kv * n_head_kv * head_dim);
-    const auto v = random_floats(rng, n_kv * n_head_kv * head_dim);
-    std::vector<std::uint16_t> k16(k.size()), v16(v.size());
-    for (std::size_t i = 0; i < k.size(); ++i) {
-      k16[i] = eredu::encoding::fp32_to_fp16(k[i]);
-      v16[i] = eredu::encoding::fp32_to_fp16(v[i]);
+  // 7 tokens: the one-row path; 40 tokens of head size 64: a prompt (blocks of query rows where
+  // the table has them).
+  for (std::size_t n_tokens : {7, 40}) {
+    for (DType kv : {DType::kF32, DType::kF16}) {
+      std::mt19937 rng(5);
+      const std::size_t n_head = 6, n_head_kv = 2, n_kv = 600;
+      const std::size_t head_dim = n_tokens == 7 ? 24 : 64;
+      const auto q = random_floats(rng, n_tokens * n_head * head_dim);
+      const auto k = random_floats(rng, n_kv * n_head_kv * head_dim);
+      const auto v = random_floats(rng, n_kv * n_head_kv * head_dim);
+      std::vector<std::uint16_t> k16(k.size()), v16(v.size());
+      for (std::size_t i = 0; i < k.size(); ++i) {
+        k16[i] = eredu::encoding::fp32_to_fp16(k[i]);
+        v16[i] = eredu::encoding::fp32_to_fp16(v[i]);
+      }
+      std::vector<std::int32_t> pos(n_tokens);
+      for (std::size_t t = 0; t < n_tokens; ++t)
+        pos[t] = static_cast<std::int32_t>(n_kv - n_tokens + t);
+      AttentionArgs a;
+      a.q = q.data();
+      a.k = kv == DType::kF16 ? static_cast<const void*>(k16.data()) : k.data();
+      a.v = kv == DType::kF16 ? static_cast<const void*>(v16.data()) : v.data();
+      a.kv_dtype = kv;
+      a.positions = pos.data();
+      a.n_tokens = n_tokens;
+      a.n_head = n_head;
+      a.n_head_kv = n_head_kv;
+      a.head_dim = head_dim;
+      a.n_kv = n_kv;
+      a.scale = 1.0F / std::sqrt(static_cast<float>(head_dim));
+      expect_identical("attention", n_tokens * n_head * head_dim,
+                       [&](float* out, ThreadPool* pool) {
+                         AttentionArgs args = a;
+                         args.out = out;
+                         table_->attention(args, pool);
+                       });
     }
-    std::vector<std::int32_t> pos(n_tokens);
-    for (std::size_t t = 0; t < n_tokens; ++t)
-      pos[t] = static_cast<std::int32_t>(n_kv - n_tokens + t);
-    AttentionArgs a;
-    a.q = q.data();
-    a.k = kv == DType::kF16 ? static_cast<const void*>(k16.data()) : k.data();
-    a.v = kv == DType::kF16 ? static_cast<const void*>(v16.data()) : v.data();
-    a.kv_dtype = kv;
-    a.positions = pos.data();
-    a.n_tokens = n_tokens;
-    a.n_head = n_head;
-    a.n_head_kv = n_head_kv;
-    a.head_dim = head_dim;
-    a.n_kv = n_kv;
-    a.scale = 1.0F / std::sqrt(24.0F);
-    expect_identical("attention", n_tokens * n_head * head_dim, [&](float* out, ThreadPool* pool) {
-      AttentionArgs args = a;
-      args.out = out;
-      table_->attention(args, pool);
-    });
   }
 }
 

@@ -42,6 +42,7 @@ const VecOps& vec_ops_avx512() noexcept {
     o.f16_gemm = f16_gemm_avx512;
     o.dot_f16_f16_tokens = dot_f16_f16_tokens_avx512;
     o.dot_bf16_bf16_tokens = dot_bf16_bf16_tokens_avx512;
+    o.attention_block = attention_block_avx512;
     // AVX512_BF16 is not part of the table's requirements: its BF16 tile is chosen here, once.
     o.bf16_gemm = cpu_features().avx512bf16 ? bf16_dot_gemm_avx512 : bf16_gemm_avx512;
     return o;

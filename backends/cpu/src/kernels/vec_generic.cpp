@@ -65,6 +65,7 @@ constexpr VecOps kGenericOps{
     .attention_weighted_sum = nullptr,
     .attention_softmax = nullptr,
     .silu_mul = nullptr,
+    .attention_block = nullptr,
 };
 
 }  // namespace

@@ -165,7 +165,33 @@ struct VecOps {
   // out = silu(gate) * up with the vectorized exp (as ggml's SIMD silu); null: std::exp per
   // element. out may equal gate or up.
   void (*silu_mul)(const float* gate, const float* up, float* out, std::size_t n);
+  // Attention of up to kAttentionBlockRows query rows that read the same KV head (a prompt's
+  // rows: the heads of a query group, for one or more tokens), or null (then one row at a time
+  // through attention_scores / attention_weighted_sum). Numerics of its own (documented by the
+  // kernel), so attention() uses it only for prompts, never for decode or a short batch.
+  void (*attention_block)(const struct AttentionBlock& block, float* scratch);
 };
+
+// The rows of one attention_block call: row r has query q[r] (dim floats), sees the cache
+// positions j < visible[r] and writes out[r]; the cache rows of its KV head are `stride` elements
+// apart (F16 when f16, else F32), from position 0.
+inline constexpr std::size_t kAttentionBlockRows = 16;
+struct AttentionBlock {
+  const float* q[kAttentionBlockRows];
+  float* out[kAttentionBlockRows];
+  std::size_t visible[kAttentionBlockRows];
+  std::size_t n_rows;
+  const void* k;
+  const void* v;
+  bool f16;
+  std::size_t stride;
+  std::size_t dim;
+  float scale;
+};
+// Floats of scratch attention_block needs for n_keys visible positions and head size dim.
+constexpr std::size_t attention_block_scratch(std::size_t n_keys, std::size_t dim) {
+  return (n_keys + 8) * kAttentionBlockRows + dim * kAttentionBlockRows + 8 * dim + 16;
+}
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().
 inline constexpr std::size_t kFloatGemmRowsAvx2 = 3;  // float_gemm_avx2's register tile rows
@@ -229,6 +255,7 @@ void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, con
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,
                        std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
+void attention_block_avx512(const AttentionBlock& block, float* scratch);
 void dot_f16_f16_tokens_avx512(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                                std::size_t n_tokens, std::size_t n, float* out,
                                std::size_t out_stride);

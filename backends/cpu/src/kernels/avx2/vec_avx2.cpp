@@ -629,6 +629,7 @@ constexpr VecOps kAvx2Ops{
     .attention_weighted_sum = attention_weighted_sum,
     .attention_softmax = attention_softmax,
     .silu_mul = silu_mul,
+    .attention_block = nullptr,
 };
 
 }  // namespace

@@ -1,0 +1,107 @@
+// Prompt attention (more than 16 tokens) on a table with blocks of query rows (AVX-512:
+// avx512/attention_block_avx512.cpp) against the float64 reference: query groups of 1, 3, 8 and
+// 16 heads (a block holds 16 rows: 16 tokens of one head, or 5 tokens of 3 heads, ...), and 20
+// (more than a block: the one-row path), head sizes of one to eight 16-lane vectors, both cache
+// types, prompts from an empty cache and after a cached prefix (so both the causal mask inside a
+// block and positions every row sees), and scores spread so widely that most exponentials
+// underflow. Thread counts: test_thread_count_determinism.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/backends/cpu/reference.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
+#include "op_parity.hpp"
+
+namespace {
+
+using eredu::DType;
+using eredu::cpu::AttentionArgs;
+using eredu::cpu::Isa;
+using namespace eredu::testing::op_parity;
+
+struct Case {
+  std::size_t n_head;
+  std::size_t n_head_kv;
+  std::size_t head_dim;
+  std::size_t n_tokens;
+  std::size_t n_kv;  // the prompt's last token sees them all
+  float q_spread;
+};
+
+void check(const eredu::cpu::KernelTable& table, const Case& c, DType kv, double threshold) {
+  std::mt19937 rng(static_cast<unsigned>(c.n_head * 7919 + c.head_dim * 131 + c.n_kv));
+  const auto q = random_floats(rng, c.n_tokens * c.n_head * c.head_dim, -c.q_spread, c.q_spread);
+  auto k = random_floats(rng, c.n_kv * c.n_head_kv * c.head_dim);
+  auto v = random_floats(rng, c.n_kv * c.n_head_kv * c.head_dim);
+  std::vector<std::uint16_t> k16(k.size()), v16(v.size());
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k16[i] = eredu::encoding::fp32_to_fp16(k[i]);
+    v16[i] = eredu::encoding::fp32_to_fp16(v[i]);
+    if (kv == DType::kF16) {  // the reference reads F32: give it the cache's exact values
+      k[i] = eredu::encoding::fp16_to_fp32(k16[i]);
+      v[i] = eredu::encoding::fp16_to_fp32(v16[i]);
+    }
+  }
+  std::vector<std::int32_t> pos(c.n_tokens);
+  for (std::size_t t = 0; t < c.n_tokens; ++t)
+    pos[t] = static_cast<std::int32_t>(c.n_kv - c.n_tokens + t);
+  AttentionArgs a;
+  a.q = q.data();
+  a.k = k.data();
+  a.v = v.data();
+  a.kv_dtype = DType::kF32;
+  a.positions = pos.data();
+  a.n_tokens = c.n_tokens;
+  a.n_head = c.n_head;
+  a.n_head_kv = c.n_head_kv;
+  a.head_dim = c.head_dim;
+  a.n_kv = c.n_kv;
+  a.scale = 1.0F / std::sqrt(static_cast<float>(c.head_dim));
+  std::vector<float> expected(c.n_tokens * c.n_head * c.head_dim);
+  a.out = expected.data();
+  eredu::cpu::reference::attention(a);
+  GuardedBuffer actual(expected.size());
+  a.out = actual.data();
+  if (kv == DType::kF16) {
+    a.k = k16.data();
+    a.v = v16.data();
+    a.kv_dtype = DType::kF16;
+  }
+  eredu::cpu::ThreadPool two(2);
+  table.attention(a, &two);
+  EXPECT_TRUE(actual.guards_intact());
+  EXPECT_TRUE(outputs_match(std::string(eredu::to_string(kv)) + " heads " +
+                                std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) +
+                                " head_dim " + std::to_string(c.head_dim) + " tokens " +
+                                std::to_string(c.n_tokens) + " n_kv " + std::to_string(c.n_kv) +
+                                " spread " + std::to_string(c.q_spread),
+                            actual.data(), expected.data(), expected.size(), threshold));
+}
+
+const eredu::cpu::KernelTable* avx512_or_null() {
+  return eredu::cpu::kernels_for(Isa::kAvx512);
+}
+
+TEST(PromptAttention, BlocksOfQueryRowsMatchTheReferenceForEveryGroupHeadSizeAndCache) {
+  const auto* table = avx512_or_null();
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  const std::vector<Case> cases = {{6, 2, 64, 17, 17, 1.0F},  {6, 2, 64, 40, 300, 1.0F},
+                                   {8, 1, 128, 21, 21, 1.0F}, {8, 1, 80, 33, 150, 1.0F},
+                                   {4, 4, 16, 19, 64, 1.0F},  {32, 2, 64, 18, 90, 1.0F},
+                                   {20, 1, 64, 17, 40, 1.0F}, {6, 2, 64, 24, 300, 40.0F},
+                                   {9, 3, 64, 37, 500, 1.0F}, {16, 16, 32, 20, 20, 1.0F}};
+  for (DType kv : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases)
+      check(*table, c, kv, 1e-11);
+  }
+}
+
+}  // namespace
