@@ -12,7 +12,9 @@
 #   EREDU_BENCH_BASE  optional second eredu-bench (e.g. a build of main) measured in the same
 #                     rounds: the table then has a "before" and an "after" column per row
 #   PEER_BENCH        llama-bench (default ../shared/peer/llama-bench)
-#   ARGS              arguments shared by all engines (default: -p 128 -n 64 -r 3 -t 2)
+#   ARGS              arguments shared by all engines (default: -p 128 -n 64 -r 3 -t 2); one
+#                     -p, one -n and at most one -d value (e.g. -d 4096: both engines measure
+#                     after that many cached tokens), since a row keeps one pp and one tg figure
 #   OUT               folder for the raw JSON (default: a fresh temp dir); the log records the
 #                     load average before every run
 set -euo pipefail

@@ -14,9 +14,9 @@ namespace eredu::testing {
 namespace {
 
 const std::vector<std::string> kCsvHeader{
-    "model",     "model_file", "model_type", "size_bytes", "params",      "backend",
-    "threads",   "test",       "n_prompt",   "n_gen",      "repetitions", "avg_ts",
-    "stddev_ts", "avg_ns",     "stddev_ns",  "gb_per_s",   "gflop_per_s", "samples_ts"};
+    "model",     "model_file", "model_type",  "size_bytes",  "params", "backend",   "threads",
+    "test",      "n_prompt",   "n_gen",       "repetitions", "avg_ts", "stddev_ts", "avg_ns",
+    "stddev_ns", "gb_per_s",   "gflop_per_s", "samples_ts",  "n_depth"};
 
 std::vector<std::string> tiny_run(const std::string& format) {
   return {"-m",  stories_model().string(), "-p", "8", "-n", "4", "-r", "2", "-t", "1", "-q", "-o",
@@ -92,6 +92,30 @@ TEST(BenchOutputs, CsvHasTheHeaderAndNumericFieldsForEveryPromptAndGenerationSiz
     EXPECT_EQ(f[15].empty(), pp) << "GB/s only for tg";
     EXPECT_EQ(f[16].empty(), !pp) << "GFLOP/s only for pp";
     EXPECT_EQ(split(f[17], ';').size(), 3u) << "one sample per repetition";
+    EXPECT_EQ(f[18], "0") << "no -d: nothing cached before a test";
+  }
+}
+
+// -d runs every test once per depth, after that many tokens were put in the cache untimed, as
+// llama-bench's -d does: the rows say the depth in their name and n_depth field, and a run at
+// depth 16 still times only its own 8 prompt or 4 generated tokens.
+TEST(BenchOutputs, DepthRunsEveryTestOncePerDepthAndNamesTheDepth) {
+  EREDU_REQUIRE_BENCH_BINARY();
+  EREDU_REQUIRE_SHARED_PATH(stories_model());
+  const BenchRun run = run_bench({"-m", stories_model().string(), "-p", "8", "-n", "4", "-d",
+                                  "0,16", "-r", "1", "-t", "1", "-q", "-o", "json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = nlohmann::json::parse(run.out);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 4u) << run.out;
+  const std::vector<std::string> names{"pp8", "tg4", "pp8 @ d16", "tg4 @ d16"};
+  const std::vector<int> depths{0, 0, 16, 16}, prompts{8, 0, 8, 0}, gens{0, 4, 0, 4};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["test"], names[i]);
+    EXPECT_EQ(rows[i]["n_depth"], depths[i]);
+    EXPECT_EQ(rows[i]["n_prompt"], prompts[i]);
+    EXPECT_EQ(rows[i]["n_gen"], gens[i]);
+    EXPECT_GT(rows[i]["avg_ts"].get<double>(), 0.0);
   }
 }
 
