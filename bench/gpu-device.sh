@@ -6,10 +6,14 @@
 #                mkdir -p .device/shared/testdata && cp -r ../shared/testdata/quant-zoo \
 #                  .device/shared/testdata/     (the GPU kernels' quant-zoo tests; 53 MiB in all)
 #   device tool: run(command="bash bench/gpu-device.sh", carry=[".device"], timeout_s=570)
+#   (EREDU_GPU_DEVICE_SECONDS=N bash bench/gpu-device.sh for a shorter call: default 540; the
+#   check is stopped 15 s before it and its sanitizer steps skipped 60 s before it, so the logs
+#   are packed and come back even then)
 # It unpacks the carried Debian packages into a private prefix as the shared remote.sh does, but
 # then runs only bench/gpu-check.sh (which builds just the CUDA tests, the probe, eredu-synth and
 # eredu-bench), not a full build of the project: the device's minutes are few. Logs and the
-# summary go to $OUT/gpu-check; the console output to $OUT/gpu-check.txt.
+# summary go to $OUT/gpu-check-logs.tar.gz (the tool brings back 8 files at most); the console
+# output to $OUT/gpu-check.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -30,5 +34,14 @@ fi
 export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
 export EREDU_SHARED_DIR=$PWD/.device/shared EREDU_MODELS_DIR=$PWD/.device/shared/models
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
-OUT=$OUT bash bench/gpu-check.sh 2>&1 | tee "$OUT/gpu-check.txt"
-exit "${PIPESTATUS[0]}"
+seconds=${EREDU_GPU_DEVICE_SECONDS:-540}
+export EREDU_GPU_CHECK_DEADLINE=$((seconds - 60))
+export EREDU_GPU_CHECK_STEP_TIMEOUT=${EREDU_GPU_CHECK_STEP_TIMEOUT:-120}
+# The build and its 4.7 GB of models outside the working tree.
+export EREDU_GPU_CHECK_BUILD=${EREDU_GPU_CHECK_BUILD:-/tmp/build-gpu-check}
+OUT=$OUT timeout $((seconds - 15)) bash bench/gpu-check.sh 2>&1 | tee "$OUT/gpu-check.txt"
+status=${PIPESTATUS[0]}
+cp "$EREDU_GPU_CHECK_BUILD/Testing/Temporary/LastTest.log" "$OUT/gpu-check/" 2> /dev/null
+tar -czf "$OUT/gpu-check-logs.tar.gz" -C "$OUT" gpu-check && rm -rf "$OUT/gpu-check"
+echo "gpu-device: exit status $status"
+exit "$status"
