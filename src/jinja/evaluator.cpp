@@ -38,7 +38,7 @@ Error locate(Error error, std::size_t line, std::size_t column) {
 
 std::string article_name(const Value& v) {
   if (v.is_none()) return "'None'";
-  return quoted(v.type_name() + " object");
+  return repr_quoted(v.type_name() + " object");
 }
 
 }  // namespace
@@ -433,7 +433,7 @@ Result<Value> Evaluator::eval_inner(const Expr& e, const std::shared_ptr<Frame>&
       return e.value;
     case Expr::Kind::kName: {
       const Value* v = frame->find(e.name);
-      if (v == nullptr) return Value::undefined(quoted(e.name) + " is undefined");
+      if (v == nullptr) return Value::undefined(repr_quoted(e.name) + " is undefined");
       return *v;
     }
     case Expr::Kind::kList:
@@ -547,7 +547,7 @@ Result<Value> Evaluator::eval_inner(const Expr& e, const std::shared_ptr<Frame>&
 Result<Value> Evaluator::call(const Value& callee, const CallArgs& args) {
   if (callee.is_undefined()) return undefined_error(callee);
   if (!callee.is_function()) {
-    return type_error(quoted(callee.type_name()) + " object is not callable");
+    return type_error(repr_quoted(callee.type_name()) + " object is not callable");
   }
   return callee.function_ptr()->call(args);
 }
@@ -573,7 +573,7 @@ Result<std::vector<Value>> Evaluator::iterate(const Value& v) {
       return chars;
     }
     default:
-      return type_error(quoted(v.type_name()) + " object is not iterable");
+      return type_error(repr_quoted(v.type_name()) + " object is not iterable");
   }
 }
 

@@ -393,7 +393,7 @@ class Lexer {
 
 }  // namespace
 
-std::string quoted(std::string_view text) {
+std::string repr_quoted(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
   out += '\'';

@@ -35,7 +35,7 @@ struct Token {
 
 // 'text' in single quotes, for messages. (Built by appending: GCC 12 at -O3 warns falsely about
 // `"'" + std::string`.)
-std::string quoted(std::string_view text);
+std::string repr_quoted(std::string_view text);
 
 // A "LINE:COLUMN: " prefix for messages.
 std::string location_prefix(std::size_t line, std::size_t column);

@@ -456,7 +456,7 @@ void add_globals(Evaluator& ev, Frame& frame) {
               std::int64_t step = 1;
               for (const Value& v : a.positional) {
                 if (!v.is_int() && !v.is_bool()) {
-                  return type_error(quoted(v.type_name()) +
+                  return type_error(repr_quoted(v.type_name()) +
                                     " object cannot be interpreted as an integer");
                 }
               }

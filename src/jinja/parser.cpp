@@ -69,7 +69,7 @@ class Parser {
       case TokenKind::kFloat:
         return "number " + t.text;
       case TokenKind::kOperator:
-        return quoted(t.text);
+        return repr_quoted(t.text);
       case TokenKind::kEnd:
         return "end of template";
     }
@@ -85,7 +85,7 @@ class Parser {
   }
 
   Result<void> expect_op(std::string_view op) {
-    if (!skip_op(op)) return unexpected(quoted(op));
+    if (!skip_op(op)) return unexpected(repr_quoted(op));
     return ok();
   }
   Result<void> expect_block_end(std::string_view tag) {
@@ -177,7 +177,7 @@ class Parser {
             std::string list;
             for (std::string_view end : ends) {
               list += list.empty() ? "" : " or ";
-              list += quoted(end);
+              list += repr_quoted(end);
             }
             return error(t, "unexpected end of template, expected " + list);
           }
@@ -206,13 +206,13 @@ class Parser {
     if (name == "generation" || name == "with") return parse_scope(begin, name);
     if (name == "break" || name == "continue") {
       if (loop_depth_ == 0) {
-        return error(tag, quoted(name) + " outside of a loop");
+        return error(tag, repr_quoted(name) + " outside of a loop");
       }
       EREDU_TRY_VOID(expect_block_end(name));
       return stmt(name == "break" ? Stmt::Kind::kBreak : Stmt::Kind::kContinue, begin);
     }
     if (name == "include" || name == "import" || name == "from" || name == "extends") {
-      return error(tag, quoted(name) +
+      return error(tag, repr_quoted(name) +
                             " is not available: a sandboxed template cannot load other templates");
     }
     std::string message = "unknown tag '" + name + "'";

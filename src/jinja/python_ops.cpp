@@ -160,7 +160,7 @@ Result<bool> Evaluator::compare(const std::string& op, const Value& a, const Val
   if (b.is_undefined()) return undefined_error(b);
   auto c = py_compare(a, b);
   if (!c) {
-    return type_error(quoted(op) + " not supported between instances of '" + a.type_name() +
+    return type_error(repr_quoted(op) + " not supported between instances of '" + a.type_name() +
                       "' and '" + b.type_name() + "'");
   }
   const int r = *c;
@@ -247,7 +247,7 @@ Result<Value> py_slice(const Value& value, const Value& start_v, const Value& st
   } else if (value.is_list() && !value.list_ptr()->generator) {
     n = static_cast<std::int64_t>(value.items().size());
   } else {
-    return type_error(quoted(value.type_name()) + " object is not subscriptable");
+    return type_error(repr_quoted(value.type_name()) + " object is not subscriptable");
   }
   auto as_index = [](const Value& v, const char* what) -> Result<std::optional<std::int64_t>> {
     if (v.is_none() || v.is_undefined()) return std::optional<std::int64_t>();

@@ -57,6 +57,9 @@ struct Thresholds {
   double matmul_f16 = 1e-4;        // activations may be rounded to F16 (as ggml does)
   double matmul_bf16 = 5e-4;       // activations may be rounded to BF16 (as ggml does)
   double matmul_quantized = 5e-4;  // block-quantized weights (activations may be quantized too)
+  // The same products judged by the error over the magnitude of their terms (see
+  // outputs_match_terms): what the matmul sweep uses for block-quantized weights.
+  double matmul_quantized_terms = 1e-5;
   double rms_norm = 1e-7;
   double rope = 1e-7;
   double attention = 1e-6;
@@ -229,6 +232,40 @@ inline ::testing::AssertionResult outputs_match(const std::string& what, const f
            << what << ": NMSE " << nmse << " exceeds threshold " << threshold;
   }
   return ::testing::AssertionSuccess() << what << ": NMSE " << nmse;
+}
+
+// Compares `actual` with `expected` by the squared error over the squared magnitudes of each
+// output's terms: sum (a - b)^2 / sum m^2, where m[k] = sum_i |w_ki x_i|. A product with quantized
+// activations errs in proportion to m, not to |sum_i w_ki x_i|: an output whose terms cancel (one
+// sweep seed's single Q3_K block dots to -0.25 where its terms' magnitudes sum to about 20) has a
+// relative error of 7% however exact the kernel, so plain NMSE over a handful of outputs judges
+// the seed, not the kernel. Over m, a wrong scale of one 16-element group still errs by ~1e-3.
+inline ::testing::AssertionResult outputs_match_terms(const std::string& what, const float* actual,
+                                                      const float* expected,
+                                                      const std::vector<double>& magnitude,
+                                                      double threshold) {
+  double err = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < magnitude.size(); ++i) {
+    const float a = actual[i];
+    const float b = expected[i];
+    if (std::bit_cast<std::uint32_t>(a) == kUnwrittenBits) {
+      return ::testing::AssertionFailure() << what << ": element " << i << " was never written";
+    }
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      return ::testing::AssertionFailure() << what << ": non-finite value at element " << i
+                                           << " (actual " << a << ", reference " << b << ")";
+    }
+    const double d = static_cast<double>(a) - static_cast<double>(b);
+    err += d * d;
+    norm += magnitude[i] * magnitude[i];
+  }
+  const double ratio = norm > 0.0 ? err / norm : err;
+  if (ratio > threshold) {
+    return ::testing::AssertionFailure() << what << ": squared error over the terms' magnitudes "
+                                         << ratio << " exceeds threshold " << threshold;
+  }
+  return ::testing::AssertionSuccess() << what << ": " << ratio;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,28 @@ TEST(OpParityHarness, ElementsNeverWrittenAreReported) {
   EXPECT_NE(std::string(result.message()).find("never written"), std::string::npos);
 }
 
+// Quantized products are judged by the error over their terms' magnitudes: an output whose terms
+// cancel may be off by 7% of itself (rounding of the activations), while a group of terms scaled
+// wrongly is caught, and so are unwritten and non-finite outputs.
+TEST(OpParityHarness, TermsMetricForgivesCancellationButNotAWrongTerm) {
+  const std::vector<float> expected = {-0.25F, 4.0F};
+  const std::vector<double> magnitude = {20.0, 25.0};
+  const std::vector<float> rounded = {-0.268F, 4.01F};  // 0.018 and 0.01 off: activation rounding
+  EXPECT_TRUE(outputs_match_terms("op", rounded.data(), expected.data(), magnitude, 1e-5));
+  EXPECT_FALSE(outputs_match("op", rounded.data(), expected.data(), 1, 5e-4))
+      << "plain NMSE of the cancelling output alone fails its rounding";
+  // One 16-element group of 256 scaled wrongly: about a sixteenth of the terms' magnitude off.
+  const std::vector<float> wrong_group = {-0.25F + 1.25F, 4.0F};
+  EXPECT_FALSE(outputs_match_terms("op", wrong_group.data(), expected.data(), magnitude, 1e-5));
+  GuardedBuffer unwritten(2);
+  unwritten.data()[0] = 1.0F;
+  const auto result = outputs_match_terms("op", unwritten.data(), expected.data(), magnitude, 1.0);
+  EXPECT_FALSE(result);
+  EXPECT_NE(std::string(result.message()).find("never written"), std::string::npos);
+  const std::vector<float> with_nan = {std::numeric_limits<float>::quiet_NaN(), 4.0F};
+  EXPECT_FALSE(outputs_match_terms("op", with_nan.data(), expected.data(), magnitude, 1.0));
+}
+
 TEST(OpParityHarness, NanOnEitherSideFailsAndInfinitiesMustMatch) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();

@@ -16,11 +16,18 @@ namespace {
 
 constexpr unsigned kWarps = 4;  // rows per block
 
+// Sub-blocks (quantized) or 16-byte groups (F16 / BF16) a lane loads before its first product:
+// a warp then has that many of its row's loads in flight at once instead of one per round trip to
+// memory. A decode step's matrices are small (512 to 8192 rows, one warp each), so few warps share
+// an SM and each one's latency, not the bandwidth, would bound a sequential loop.
+constexpr int kQuantizedUnroll = 4;
+constexpr int kHalfUnroll = 8;
+
 template <typename T, int NT>
-__global__ void matvec_quantized_kernel(const std::uint8_t* w, std::uint32_t rows,
+__global__ void matvec_quantized_kernel(const std::uint8_t* __restrict__ w, std::uint32_t rows,
                                         std::uint32_t n_sub, std::uint64_t row_bytes,
-                                        const dot::BlockQ8_1* act, std::uint32_t n_tokens,
-                                        float* y) {
+                                        const dot::BlockQ8_1* __restrict__ act,
+                                        std::uint32_t n_tokens, float* __restrict__ y) {
   constexpr int kSubPerBlock = T::Format::kBlockElements / dot::kQK8_1;
   const std::uint32_t r = blockIdx.x * kWarps + threadIdx.x / 32;
   const std::uint32_t lane = threadIdx.x % 32;
@@ -31,16 +38,28 @@ __global__ void matvec_quantized_kernel(const std::uint8_t* w, std::uint32_t row
 #pragma unroll
   for (int t = 0; t < NT; ++t)
     sum[t] = 0.0F;
-  for (std::uint32_t s = lane; s < n_sub; s += 32) {
-    const std::uint8_t* block = row + (s / kSubPerBlock) * T::Format::kBlockBytes;
-    // The weights' codes and scales once, for every token of the group.
-    const dot::SubBlockWeights<T> weights =
-        dot::load_sub_block<T>(block, static_cast<int>(s % kSubPerBlock));
+  for (std::uint32_t s0 = lane; s0 < n_sub; s0 += 32 * kQuantizedUnroll) {
+    // The weights' codes and scales of kQuantizedUnroll sub-blocks first, for every token of the
+    // group; then the products, in the order a one-at-a-time loop adds them.
+    dot::SubBlockWeights<T> weights[kQuantizedUnroll];
 #pragma unroll
-    for (int t = 0; t < NT; ++t) {
-      if (t0 + t < n_tokens) {
-        sum[t] +=
-            dot::sub_block_dot<T>(weights, act[static_cast<std::uint64_t>(t0 + t) * n_sub + s]);
+    for (int u = 0; u < kQuantizedUnroll; ++u) {
+      const std::uint32_t s = s0 + 32 * u;
+      if (s < n_sub) {
+        weights[u] = dot::load_sub_block<T>(row + (s / kSubPerBlock) * T::Format::kBlockBytes,
+                                            static_cast<int>(s % kSubPerBlock));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kQuantizedUnroll; ++u) {
+      const std::uint32_t s = s0 + 32 * u;
+      if (s >= n_sub) break;
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (t0 + t < n_tokens) {
+          sum[t] += dot::sub_block_dot<T>(weights[u],
+                                          act[static_cast<std::uint64_t>(t0 + t) * n_sub + s]);
+        }
       }
     }
   }
@@ -82,36 +101,49 @@ __global__ void matvec_float_kernel(const std::uint8_t* w, std::uint32_t rows, s
 // F16 / BF16 rows whose columns are a multiple of 8 (every real model's): each lane reads 8
 // consecutive weights as one 16-byte load, so a warp reads 512 contiguous bytes per step.
 template <bool kBf16, int NT>
-__global__ void matvec_half8_kernel(const std::uint8_t* w, std::uint32_t rows, std::uint32_t cols,
-                                    const float* x, std::uint32_t n_tokens, float* y) {
+__global__ void matvec_half8_kernel(const std::uint8_t* __restrict__ w, std::uint32_t rows,
+                                    std::uint32_t cols, const float* __restrict__ x,
+                                    std::uint32_t n_tokens, float* __restrict__ y) {
   const std::uint32_t r = blockIdx.x * kWarps + threadIdx.x / 32;
   const std::uint32_t lane = threadIdx.x % 32;
   if (r >= rows) return;
   const uint4* row = reinterpret_cast<const uint4*>(w + static_cast<std::uint64_t>(r) * cols * 2);
+  const std::uint32_t groups = cols / 8;
   float sum[NT];
 #pragma unroll
   for (int t = 0; t < NT; ++t)
     sum[t] = 0.0F;
-  for (std::uint32_t g = lane; g < cols / 8; g += 32) {
-    const uint4 packed = row[g];
-    const std::uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
-    float wv[8];
+  for (std::uint32_t g0 = lane; g0 < groups; g0 += 32 * kHalfUnroll) {
+    // kHalfUnroll 16-byte loads in flight, then the products in the one-at-a-time order.
+    uint4 packed[kHalfUnroll];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const auto lo = static_cast<std::uint16_t>(words[k] & 0xFFFFu);
-      const auto hi = static_cast<std::uint16_t>(words[k] >> 16);
-      wv[2 * k] = kBf16 ? decode::bf16_to_f32(lo) : __half2float(__ushort_as_half(lo));
-      wv[2 * k + 1] = kBf16 ? decode::bf16_to_f32(hi) : __half2float(__ushort_as_half(hi));
+    for (int u = 0; u < kHalfUnroll; ++u) {
+      const std::uint32_t g = g0 + 32 * u;
+      packed[u] = g < groups ? row[g] : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int t = 0; t < NT; ++t) {
-      if (t < static_cast<int>(n_tokens)) {
-        const float4* xv =
-            reinterpret_cast<const float4*>(x + static_cast<std::uint64_t>(t) * cols + 8 * g);
-        const float4 a = xv[0];
-        const float4 b = xv[1];
-        sum[t] += wv[0] * a.x + wv[1] * a.y + wv[2] * a.z + wv[3] * a.w + wv[4] * b.x +
-                  wv[5] * b.y + wv[6] * b.z + wv[7] * b.w;
+    for (int u = 0; u < kHalfUnroll; ++u) {
+      const std::uint32_t g = g0 + 32 * u;
+      if (g >= groups) break;
+      const std::uint32_t words[4] = {packed[u].x, packed[u].y, packed[u].z, packed[u].w};
+      float wv[8];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const auto lo = static_cast<std::uint16_t>(words[k] & 0xFFFFu);
+        const auto hi = static_cast<std::uint16_t>(words[k] >> 16);
+        wv[2 * k] = kBf16 ? decode::bf16_to_f32(lo) : __half2float(__ushort_as_half(lo));
+        wv[2 * k + 1] = kBf16 ? decode::bf16_to_f32(hi) : __half2float(__ushort_as_half(hi));
+      }
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (t < static_cast<int>(n_tokens)) {
+          const float4* xv =
+              reinterpret_cast<const float4*>(x + static_cast<std::uint64_t>(t) * cols + 8 * g);
+          const float4 a = xv[0];
+          const float4 b = xv[1];
+          sum[t] += wv[0] * a.x + wv[1] * a.y + wv[2] * a.z + wv[3] * a.w + wv[4] * b.x +
+                    wv[5] * b.y + wv[6] * b.z + wv[7] * b.w;
+        }
       }
     }
   }
