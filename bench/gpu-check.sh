@@ -29,7 +29,8 @@
 # start after which the sanitizer steps are skipped with a message, default none),
 # EREDU_GPU_CHECK_STEP_TIMEOUT (seconds for one test, one benchmark run or one model file, default
 # 300), EREDU_GPU_CHECK_CTEST_JOBS (tests run at once, each its own process and CUDA context,
-# default 8), OUT (logs go to $OUT/gpu-check, else
+# default 8), EREDU_GPU_CHECK_NO_BUILD=1 (measure the binaries already built in the build directory:
+# no configure, no build), OUT (logs go to $OUT/gpu-check, else
 # BUILD/gpu-check-logs), EREDU_SHARED_DIR (the quant-zoo tests' data, default ../shared; they skip
 # without it), EREDU_PROBE_COPY_MIB / EREDU_PROBE_RUNS (see bench/cuda-probe).
 # Meant to finish in under 5 minutes on an H200 machine (16 cores); it prints each step's start
@@ -67,13 +68,20 @@ failures=()
 # Seconds left before the deadline (a large number without one).
 remaining() { if ((deadline > 0)); then echo $((deadline - (SECONDS - start))); else echo 100000; fi; }
 
-step "configure: Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$archs, $build"
-logged configure cmake --fresh -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DEREDU_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEREDU_WITH_VULKAN=OFF \
-  -DEREDU_BUILD_TESTS=ON -DEREDU_BUILD_EXAMPLES=ON -DEREDU_BUILD_BENCH=ON
-targets=(eredu_test_cuda eredu_test_cuda_backend eredu-cuda-probe eredu-synth eredu-bench)
-step "build: ${targets[*]} (-j$jobs)"
-logged build cmake --build "$build" --parallel "$jobs" --target "${targets[@]}"
+if [[ ${EREDU_GPU_CHECK_NO_BUILD:-0} == 1 ]]; then
+  step "no build (EREDU_GPU_CHECK_NO_BUILD=1): the binaries and test lists already in $build"
+else
+  step "configure: Release, CUDA on, CMAKE_CUDA_ARCHITECTURES=$archs, $build"
+  logged configure cmake --fresh -S "$root" -B "$build" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=Release -DEREDU_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" \
+    -DEREDU_WITH_VULKAN=OFF -DEREDU_BUILD_TESTS=ON -DEREDU_BUILD_EXAMPLES=ON -DEREDU_BUILD_BENCH=ON
+  targets=(eredu_test_cuda eredu_test_cuda_backend eredu-cuda-probe eredu-synth eredu-bench)
+  # Ninja goes on past a failed file (-k 0), so one build log names every error.
+  keep_going=()
+  if ((${#generator[@]} > 0)); then keep_going=(-- -k 0); fi
+  step "build: ${targets[*]} (-j$jobs)"
+  logged build cmake --build "$build" --parallel "$jobs" --target "${targets[@]}" "${keep_going[@]}"
+fi
 
 # The models are written on the CPU while the tests use the GPU. Each under a temporary name and
 # renamed, so an interrupted run leaves no partial file.

@@ -31,7 +31,7 @@ if ! command -v pkg-config > /dev/null || ! pkg-config --exists libpcre2-8 2> /d
   export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
   export PKG_CONFIG_SYSROOT_DIR=$prefix
 fi
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export EREDU_SHARED_DIR=$PWD/.device/shared EREDU_MODELS_DIR=$PWD/.device/shared/models
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 seconds=${EREDU_GPU_DEVICE_SECONDS:-540}
