@@ -155,9 +155,34 @@ __global__ void matvec_half8_kernel(const std::uint8_t* __restrict__ w, std::uin
   }
 }
 
-__global__ void quantize_q8_1_kernel(const float* x, dot::BlockQ8_1* y, std::uint64_t n_blocks) {
-  const std::uint64_t b = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b < n_blocks) dot::quantize_block_q8_1(x + dot::kQK8_1 * b, y[b]);
+// One warp per block of 32, one value per lane: the loads are one coalesced 128-byte read and the
+// max and the code sum warp reductions. Both reductions are exact, so the block is
+// dot::quantize_block_q8_1's (the host's) bit for bit.
+constexpr unsigned kQuantizeWarps = 8;
+
+__device__ __forceinline__ int warp_sum_int(int v) {
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
+}
+
+__global__ void quantize_q8_1_kernel(const float* __restrict__ x, dot::BlockQ8_1* __restrict__ y,
+                                     std::uint64_t n_blocks) {
+  const std::uint64_t b =
+      static_cast<std::uint64_t>(blockIdx.x) * kQuantizeWarps + threadIdx.x / 32;
+  const std::uint32_t lane = threadIdx.x % 32;
+  if (b >= n_blocks) return;  // the whole warp: b is the same for its lanes
+  const float v = x[dot::kQK8_1 * b + lane];
+  const float max_abs = warp_max(fabsf(v));
+  const float d = max_abs / 127.0F;
+  const float id = max_abs != 0.0F ? 127.0F / max_abs : 0.0F;
+  const int q = dot::round_half_even(v * id);
+  y[b].qs[lane] = static_cast<std::int8_t>(q);
+  const int sum = warp_sum_int(q);
+  if (lane == 0) {
+    y[b].d = decode::f32_to_f16(d);
+    y[b].s = decode::f32_to_f16(d * static_cast<float>(sum));
+  }
 }
 
 // The token group size of a launch: the smallest of 1, 2, 4, 8 that holds the batch.
@@ -210,9 +235,8 @@ Result<void> quantize_q8_1(const float* x, dot::BlockQ8_1* y, std::uint32_t rows
   }
   const std::uint64_t n_blocks = static_cast<std::uint64_t>(rows) * (cols / dot::kQK8_1);
   if (n_blocks == 0) return ok();
-  constexpr unsigned kThreads = 128;
-  quantize_q8_1_kernel<<<static_cast<unsigned>((n_blocks + kThreads - 1) / kThreads), kThreads, 0,
-                         stream>>>(x, y, n_blocks);
+  quantize_q8_1_kernel<<<static_cast<unsigned>((n_blocks + kQuantizeWarps - 1) / kQuantizeWarps),
+                         kQuantizeWarps * 32, 0, stream>>>(x, y, n_blocks);
   return check_launch("quantize_q8_1");
 }
 
