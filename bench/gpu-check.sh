@@ -16,7 +16,9 @@
 #      targets (decode >= 80% of copy bandwidth for F16, >= 65% for Q4_0; prefill >= 50% of
 #      cuBLAS for F16) and whether each is met. A missed target does not fail the script;
 #   7. the same decode without CUDA graphs, then compute-sanitizer memcheck and racecheck on the
-#      end-to-end session tests (last: the slowest step, bounded by the deadline below).
+#      end-to-end session tests (the slowest step, bounded by the deadline below);
+#   8. where ncu is installed, bench/gpu-decode-profile.sh on the F16 and Q4_0 files: one eager
+#      decode step's kernel time per kernel (informative; also bounded by the deadline).
 # Without a usable GPU the probe prints "no CUDA device: ..."; the script says so and stops there.
 # A failed test does not stop the measurements (a GPU's minutes are few: one run should say
 # everything); the script then exits 1 at the end.
@@ -229,6 +231,28 @@ else
     fi
   done
 fi
+
+# Where a decode step's time goes (bench/gpu-decode-profile.sh: ncu, one eager step, per-kernel
+# totals) for the F16 and Q4_0 files, when ncu is there and time is left. Informative only: a
+# failed profile is reported, not failed.
+for type in F16 Q4_0; do
+  file=$models/llama1b-$type.gguf
+  [[ -s $file ]] || continue
+  left=$(remaining)
+  if ((left < 40)); then
+    echo "gpu-check: decode profile of $type skipped: ${left} s left before the deadline"
+    continue
+  fi
+  step "decode profile ($type): bench/gpu-decode-profile.sh"
+  if ! timeout $((left < 120 ? left - 10 : 120)) bash "$root/bench/gpu-decode-profile.sh" \
+    "$build/bin/eredu-bench" "$file" "$logs/profile-$type.csv" > "$logs/profile-$type.md" \
+    2> "$logs/profile-$type.log"; then
+    tail -n 5 "$logs/profile-$type.log"
+    echo "gpu-check: no decode profile for $type (log: $logs/profile-$type.log)"
+    continue
+  fi
+  cat "$logs/profile-$type.md"
+done
 
 elapsed=$((SECONDS - start))
 if ((elapsed > 300)); then
