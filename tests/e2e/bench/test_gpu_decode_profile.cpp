@@ -3,65 +3,22 @@
 // names with commas inside quotes, thousands separators in the values. Needs no GPU, no ncu and no
 // built program, only bash and awk.
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-#include <atomic>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "bench_script_fixture.hpp"
 
 namespace eredu::testing {
 namespace {
 
-namespace fs = std::filesystem;
+using ProfileRun = ScriptRun;
 
-struct ProfileRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class GpuDecodeProfile : public ::testing::Test {
+class GpuDecodeProfile : public BenchScriptTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists("/bin/bash")) GTEST_SKIP() << "no /bin/bash";
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() / ("eredu-gpu-profile-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter.fetch_add(1)));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
-  }
-
   ProfileRun run(const std::string& csv) {
-    std::ofstream(dir_ / "ncu.csv", std::ios::binary) << csv;
-    const fs::path script = fs::path(EREDU_SOURCE_DIR) / "bench" / "gpu-decode-profile.sh";
-    const std::string command = "/bin/bash '" + script.string() + "' --from '" +
-                                (dir_ / "ncu.csv").string() + "' > '" + (dir_ / "out").string() +
-                                "' 2> '" + (dir_ / "err").string() + "'";
-    const int status = std::system(command.c_str());
-    ProfileRun result;
-    if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    result.out = read_text(dir_ / "out");
-    result.err = read_text(dir_ / "err");
-    return result;
+    return run_script("gpu-decode-profile.sh", {"--from", write("ncu.csv", csv)});
   }
-
-  fs::path dir_;
 };
 
 const std::string kPreamble =

@@ -2,72 +2,25 @@
 // lines and eredu-bench's CSV, as the programs write them. Needs no GPU and no built program, only
 // bash and awk: the percentages, the targets' verdicts and the refusals of incomplete input.
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-#include <atomic>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "bench_script_fixture.hpp"
 
 namespace eredu::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct SummaryRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using SummaryRun = ScriptRun;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A scratch folder holding the two inputs and the outputs, removed at the end of the test.
-class GpuSummary : public ::testing::Test {
+class GpuSummary : public BenchScriptTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists("/bin/bash")) GTEST_SKIP() << "no /bin/bash";
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() / ("eredu-gpu-summary-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter.fetch_add(1)));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
-  }
-
   SummaryRun run(const std::string& probe_log, const std::string& bench_csv) {
-    write("probe.log", probe_log);
-    write("bench.csv", bench_csv);
-    const fs::path script = fs::path(EREDU_SOURCE_DIR) / "bench" / "gpu-summary.sh";
-    const std::string command = "/bin/bash '" + script.string() + "' '" +
-                                (dir_ / "probe.log").string() + "' '" +
-                                (dir_ / "bench.csv").string() + "' > '" + (dir_ / "out").string() +
-                                "' 2> '" + (dir_ / "err").string() + "'";
-    const int status = std::system(command.c_str());
-    SummaryRun result;
-    if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    result.out = read_text(dir_ / "out");
-    result.err = read_text(dir_ / "err");
-    return result;
+    return run_script("gpu-summary.sh",
+                      {write("probe.log", probe_log), write("bench.csv", bench_csv)});
   }
-
-  void write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-  }
-
-  fs::path dir_;
 };
 
 // The probe's human tables come first; only the "metric" lines matter.
