@@ -195,10 +195,14 @@ class GuardedBuffer {
   std::vector<float> storage_;
 };
 
-// Compares `actual` with the reference `expected`. threshold == 0: bit-identical.
-inline ::testing::AssertionResult outputs_match(const std::string& what, const float* actual,
-                                                const float* expected, std::size_t n,
-                                                double threshold) {
+namespace detail {
+
+// The checks both comparisons share: unwritten elements, NaN on either side, infinities that must
+// match, bit-identity when threshold == 0; then sum (a - b)^2 over sum d^2, where d is the
+// reference value itself, or magnitude[i] when `magnitude` is given (see outputs_match_terms).
+inline ::testing::AssertionResult outputs_match_over(const std::string& what, const float* actual,
+                                                     const float* expected, std::size_t n,
+                                                     const double* magnitude, double threshold) {
   double err = 0.0;
   double norm = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -223,15 +227,26 @@ inline ::testing::AssertionResult outputs_match(const std::string& what, const f
              << what << ": not bit-identical at element " << i << " (" << a << " vs " << b << ")";
     }
     const double d = static_cast<double>(a) - static_cast<double>(b);
+    const double scale = magnitude != nullptr ? magnitude[i] : static_cast<double>(b);
     err += d * d;
-    norm += static_cast<double>(b) * static_cast<double>(b);
+    norm += scale * scale;
   }
-  const double nmse = norm > 0.0 ? err / norm : err;
-  if (nmse > threshold) {
+  const double ratio = norm > 0.0 ? err / norm : err;
+  const char* metric = magnitude != nullptr ? "squared error over the terms' magnitudes" : "NMSE";
+  if (ratio > threshold) {
     return ::testing::AssertionFailure()
-           << what << ": NMSE " << nmse << " exceeds threshold " << threshold;
+           << what << ": " << metric << " " << ratio << " exceeds threshold " << threshold;
   }
-  return ::testing::AssertionSuccess() << what << ": NMSE " << nmse;
+  return ::testing::AssertionSuccess() << what << ": " << metric << " " << ratio;
+}
+
+}  // namespace detail
+
+// Compares `actual` with the reference `expected` by NMSE. threshold == 0: bit-identical.
+inline ::testing::AssertionResult outputs_match(const std::string& what, const float* actual,
+                                                const float* expected, std::size_t n,
+                                                double threshold) {
+  return detail::outputs_match_over(what, actual, expected, n, nullptr, threshold);
 }
 
 // Compares `actual` with `expected` by the squared error over the squared magnitudes of each
@@ -244,28 +259,8 @@ inline ::testing::AssertionResult outputs_match_terms(const std::string& what, c
                                                       const float* expected,
                                                       const std::vector<double>& magnitude,
                                                       double threshold) {
-  double err = 0.0;
-  double norm = 0.0;
-  for (std::size_t i = 0; i < magnitude.size(); ++i) {
-    const float a = actual[i];
-    const float b = expected[i];
-    if (std::bit_cast<std::uint32_t>(a) == kUnwrittenBits) {
-      return ::testing::AssertionFailure() << what << ": element " << i << " was never written";
-    }
-    if (!std::isfinite(a) || !std::isfinite(b)) {
-      return ::testing::AssertionFailure() << what << ": non-finite value at element " << i
-                                           << " (actual " << a << ", reference " << b << ")";
-    }
-    const double d = static_cast<double>(a) - static_cast<double>(b);
-    err += d * d;
-    norm += magnitude[i] * magnitude[i];
-  }
-  const double ratio = norm > 0.0 ? err / norm : err;
-  if (ratio > threshold) {
-    return ::testing::AssertionFailure() << what << ": squared error over the terms' magnitudes "
-                                         << ratio << " exceeds threshold " << threshold;
-  }
-  return ::testing::AssertionSuccess() << what << ": " << ratio;
+  return detail::outputs_match_over(what, actual, expected, magnitude.size(), magnitude.data(),
+                                    threshold);
 }
 
 // ---------------------------------------------------------------------------------------------
