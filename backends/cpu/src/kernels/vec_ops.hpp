@@ -35,7 +35,7 @@ using QuantRowDot = float (*)(const void* w_row, const ActQ8Block* x, std::size_
 using QuantMatvec = void (*)(const void* w, std::size_t w_stride, std::size_t m,
                              const ActQ8Block* x, std::size_t n_blocks, float* y, void* scratch);
 constexpr std::size_t quant_matvec_scratch_bytes(std::size_t n_blocks) {
-  return 96 * (n_blocks + 1);
+  return 100 * (n_blocks + 1);  // 96 per block laid out for the products, 4 for its scale
 }
 
 // Tiled products for several tokens at once, written into y[t * ldy + r] for rows r < m and tokens

@@ -19,6 +19,13 @@
 // four rows without a hint ran at 20 and 16, four rows hinted into L1 one group ahead at 40 and
 // 24, and hinted as here at 47 and 29.
 //
+// Q4_0 rows take four pairs at a time (Q4_0Pairs::quad_step): on a Zen 5 guest the float steps,
+// not the codes, bounded the pair loop (576 x 1536 from L2 on one thread: 33 GB/s; 47 with the
+// weight scale conversion and product left out, 54 with every float step left out). Converting a
+// pair's two scales took a 512-bit conversion and product per pair; eight at once in 256 bits,
+// then a lane permute per pair, took the product to 42 GB/s (2048 x 8192: 34 -> 41). Decode from
+// memory gained 1-3% (llama1b at 2 threads, interleaved), as that stream is near the bandwidth.
+//
 // The values: per pair of blocks (b even, b + 1), the same exact int32 sums of four products (lane
 // l of block b: elements 4l .. 4l + 3), converted, multiplied by the same scale products
 // fl(d_w * d_x) and added by the same fused multiply-adds into chain 0 (even blocks) and chain 1
@@ -51,9 +58,36 @@ static_assert(sizeof(PairActivations) == 192);
 inline __m128i load128(const void* p) {
   return _mm_loadu_si128(static_cast<const __m128i*>(p));
 }
+inline __m512i load512(const void* p) {
+  return _mm512_loadu_si512(p);
+}
 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
+
+// The permutes of Q4_0Pairs::quad_step: each pair's codes, twice (the upper half is shifted down a
+// nibble), as 16-bit words of the load(s) it spans; the eight scales' words; each pair's two scale
+// products spread over its lanes (kSecondBlockHalves).
+struct Q4_0QuadIndices {
+  alignas(64) std::int16_t code_words[4][32];
+  alignas(64) std::int16_t scale_words[32];
+  alignas(64) std::int32_t scale_lanes[4][16];
+};
+constexpr Q4_0QuadIndices kQ4_0Quad = [] {
+  Q4_0QuadIndices t{};
+  constexpr int kFirstWord[4] = {0, 18, 36 - 32, 54 - 32};  // pair p's first word in its load
+  for (int p = 0; p < 4; ++p) {
+    for (int i = 0; i < 32; ++i) {
+      const int field = (i % 16) / 8;  // 0: qs of block 2p, 1: of block 2p + 1
+      t.code_words[p][i] = static_cast<std::int16_t>(kFirstWord[p] + 1 + 9 * field + i % 8);
+    }
+    for (int l = 0; l < 16; ++l)
+      t.scale_lanes[p][l] = 2 * p + (l % 8) / 4;
+  }
+  for (int k = 0; k < 8; ++k)
+    t.scale_words[k] = static_cast<std::int16_t>(9 * k);
+  return t;
+}();
 
 // Q4_0: the two blocks' packed bytes side by side, then the low nibbles (elements 0..15) and the
 // high nibbles (16..31): 128-bit lanes [b lo, b+1 lo, b hi, b+1 hi]. int32 lane j holds block b's
@@ -68,6 +102,38 @@ struct Q4_0Pairs {
     const __m512i both =
         _mm512_inserti64x4(_mm512_castsi256_si512(ab), _mm256_srli_epi16(ab, 4), 1);
     return _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
+  }
+  // Four pairs (eight blocks, 144 bytes) of one row: the pair steps in order, as pair_step takes
+  // them, but the eight weight scales are converted and multiplied by the activation scales
+  // (xd[0..7]) at once, eight lanes in one go, and each pair broadcasts its two products into its
+  // lanes. The bytes come in three loads and each pair's codes (and the scales) are gathered from
+  // them by 16-bit permutes: every field starts on an even byte.
+  static __m512 quad_step(const Block* w, const PairActivations* xp, const float* xd, __m512 acc) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(w);
+    const __m512i a = _mm512_loadu_si512(bytes);                      // words 0..31
+    const __m512i b = _mm512_loadu_si512(bytes + 64);                 // words 32..63
+    const __m512i c = _mm512_maskz_loadu_epi16(0x00FF, bytes + 128);  // words 64..71
+    // Pair p starts at word 18p: d0, qs0 (8 words), d1, qs1 (8 words).
+    const __m512i scales8 = _mm512_permutex2var_epi16(a, load512(kQ4_0Quad.scale_words), b);
+    const __m256 products =
+        _mm256_mul_ps(_mm256_cvtph_ps(_mm512_castsi512_si128(scales8)), _mm256_loadu_ps(xd));
+    const __m512 products16 = _mm512_castps256_ps512(products);
+    const __m512i code_words[4] = {
+        _mm512_permutexvar_epi16(load512(kQ4_0Quad.code_words[0]), a),
+        _mm512_permutex2var_epi16(a, load512(kQ4_0Quad.code_words[1]), b),
+        _mm512_permutexvar_epi16(load512(kQ4_0Quad.code_words[2]), b),
+        _mm512_permutex2var_epi16(b, load512(kQ4_0Quad.code_words[3]), c),
+    };
+    for (int p = 0; p < 4; ++p) {
+      const __m512i codes =
+          _mm512_and_si512(_mm512_mask_srli_epi16(code_words[p], 0xFFFF0000u, code_words[p], 4),
+                           _mm512_set1_epi8(0x0F));
+      const __m512i sums = _mm512_dpbusd_epi32(_mm512_load_si512(xp[p].minus_off), codes,
+                                               _mm512_load_si512(xp[p].codes));
+      const __m512 scales = _mm512_permutexvar_ps(load512(kQ4_0Quad.scale_lanes[p]), products16);
+      acc = _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc);
+    }
+    return acc;
   }
   // One block in element order.
   static __m256i block_codes(const Block& b) { return nibbles_to_bytes(b.qs); }
@@ -156,8 +222,8 @@ float finish(__m512 acc, const typename F::Block* w, const ActQ8Block* x, std::s
 // the one-row loop's), while the activation loads serve all of them and the rows' accumulator
 // chains run in parallel.
 template <typename F, std::size_t kRows>
-void rows(const std::byte* w, std::size_t w_stride, const PairActivations* xp, const ActQ8Block* x,
-          std::size_t n_blocks, float* y) {
+void rows(const std::byte* w, std::size_t w_stride, const PairActivations* xp, const float* xd,
+          const ActQ8Block* x, std::size_t n_blocks, float* y) {
   using Block = typename F::Block;
   const Block* wr[kRows];
   __m512 acc[kRows];
@@ -173,7 +239,17 @@ void rows(const std::byte* w, std::size_t w_stride, const PairActivations* xp, c
   constexpr std::size_t kLines = (kRows * kPairBytes + 63) / 64;
   const char* next =
       reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
-  for (std::size_t p = 0; p < n_pairs; ++p) {
+  std::size_t p = 0;
+  if constexpr (requires { F::quad_step(wr[0], xp, xd, acc[0]); }) {
+    constexpr std::size_t kQuadLines = (4 * kRows * kPairBytes + 63) / 64;
+    for (; p + 4 <= n_pairs; p += 4) {
+      for (std::size_t l = 0; l < kQuadLines; ++l)
+        _mm_prefetch(next + p * kRows * kPairBytes + 64 * l, _MM_HINT_T1);
+      for (std::size_t i = 0; i < kRows; ++i)
+        acc[i] = F::quad_step(wr[i] + 2 * p, xp + p, xd + 2 * p, acc[i]);
+    }
+  }
+  for (; p < n_pairs; ++p) {
     for (std::size_t l = 0; l < kLines; ++l)
       _mm_prefetch(next + p * kRows * kPairBytes + 64 * l, _MM_HINT_T1);
     for (std::size_t i = 0; i < kRows; ++i)
@@ -189,12 +265,16 @@ void matvec(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block
   constexpr std::size_t kRowGroup = 4;
   auto* xp = static_cast<PairActivations*>(scratch);
   prepare<F>(x, n_blocks / 2, xp);
+  // The activation block scales in order, after the pairs (quad_step reads eight at a time).
+  auto* xd = reinterpret_cast<float*>(xp + n_blocks / 2);
+  for (std::size_t b = 0; b < n_blocks; ++b)
+    xd[b] = x[b].d;
   const auto* base = static_cast<const std::byte*>(w);
   std::size_t r = 0;
   for (; r + kRowGroup <= m; r += kRowGroup)
-    rows<F, kRowGroup>(base + r * w_stride, w_stride, xp, x, n_blocks, y + r);
+    rows<F, kRowGroup>(base + r * w_stride, w_stride, xp, xd, x, n_blocks, y + r);
   for (; r < m; ++r)
-    rows<F, 1>(base + r * w_stride, w_stride, xp, x, n_blocks, y + r);
+    rows<F, 1>(base + r * w_stride, w_stride, xp, xd, x, n_blocks, y + r);
 }
 
 }  // namespace
