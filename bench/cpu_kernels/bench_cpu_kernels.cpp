@@ -4,8 +4,9 @@
 //
 //   Matvec/<enc>/<rows>x<cols>/threads:T    one token (decode): weight bytes/s = the bound
 //   Matmul/<enc>/<rows>x<cols>/tokens:128   a 128-token batch (prefill): FLOP/s
-//   Attention/<decode|prefill128>/ctx:N     llama1b geometry (32 heads, 8 KV heads, head 64), F16
-//                                           KV cache; the queries sit at the end of N positions
+//   Attention/<decode|prefill128>/<preset>/ctx:N   llama1b (32 heads, 8 KV heads, head 64) or
+//                                           smol135m (9 heads, 3 KV heads) geometry, F16 KV
+//                                           cache; the queries sit at the end of N positions
 //   RmsNorm/<n>/rows:R
 //
 // Shapes are the ffn_down matrices of the two benchmark presets (smol135m: 576 x 1536, llama1b:
@@ -139,10 +140,20 @@ void run_matmul(benchmark::State& state, DType dtype, std::size_t rows, std::siz
   }
 }
 
-// llama1b attention geometry; `n_tokens` queries at the last positions of a `ctx`-position cache.
-void run_attention(benchmark::State& state, std::size_t ctx, std::size_t n_tokens,
-                   std::size_t threads) {
-  constexpr std::size_t kHeads = 32, kKvHeads = 8, kHeadDim = 64;
+// The attention geometry of a benchmark preset.
+struct AttentionGeometry {
+  const char* name;
+  std::size_t heads;
+  std::size_t kv_heads;
+  std::size_t head_dim;
+};
+constexpr AttentionGeometry kLlama1b{"llama1b", 32, 8, 64};
+constexpr AttentionGeometry kSmol135m{"smol135m", 9, 3, 64};
+
+// `n_tokens` queries at the last positions of a `ctx`-position cache.
+void run_attention(benchmark::State& state, const AttentionGeometry& g, std::size_t ctx,
+                   std::size_t n_tokens, std::size_t threads) {
+  const std::size_t kHeads = g.heads, kKvHeads = g.kv_heads, kHeadDim = g.head_dim;
   std::vector<float> q(n_tokens * kHeads * kHeadDim), out(q.size());
   std::vector<std::uint16_t> k(ctx * kKvHeads * kHeadDim), v(k.size());
   SplitMix rng{7};
@@ -250,17 +261,22 @@ void register_all() {
           ->MinTime(0.2);
     }
   }
-  for (std::size_t ctx : {128, 512, 2048}) {
-    benchmark::RegisterBenchmark(("Attention/decode/ctx:" + std::to_string(ctx) + t).c_str(),
-                                 [=](benchmark::State& st) { run_attention(st, ctx, 1, threads); })
-        ->UseRealTime()
-        ->MinTime(0.2);
-    benchmark::RegisterBenchmark(
-        ("Attention/prefill128/ctx:" + std::to_string(ctx) + t).c_str(),
-        [=](benchmark::State& st) { run_attention(st, ctx, 128, threads); })
-        ->UseRealTime()
-        ->MinTime(0.2)
-        ->Unit(benchmark::kMillisecond);
+  for (const AttentionGeometry& g : {kLlama1b, kSmol135m}) {
+    const std::string geometry = g.name;
+    for (std::size_t ctx : {128, 512, 2048, 4096}) {
+      benchmark::RegisterBenchmark(
+          ("Attention/decode/" + geometry + "/ctx:" + std::to_string(ctx) + t).c_str(),
+          [=](benchmark::State& st) { run_attention(st, g, ctx, 1, threads); })
+          ->UseRealTime()
+          ->MinTime(0.2);
+      if (ctx == 4096) continue;
+      benchmark::RegisterBenchmark(
+          ("Attention/prefill128/" + geometry + "/ctx:" + std::to_string(ctx) + t).c_str(),
+          [=](benchmark::State& st) { run_attention(st, g, ctx, 128, threads); })
+          ->UseRealTime()
+          ->MinTime(0.2)
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   for (std::size_t n : {576, 2048}) {
     for (std::size_t rows : {1, 128}) {
