@@ -1,13 +1,16 @@
-// Prompt attention (more than 16 tokens) on a table with blocks of query rows (AVX-512:
-// avx512/attention_block_avx512.cpp) against the float64 reference: query groups of 1, 3, 8 and
-// 16 heads (a block holds 16 rows: 16 tokens of one head, or 5 tokens of 3 heads, ...), and 20
-// (more than a block: the one-row path), head sizes of one to eight 16-lane vectors, both cache
-// types, prompts from an empty cache and after a cached prefix (so both the causal mask inside a
-// block and positions every row sees), and scores spread so widely that most exponentials
-// underflow. Thread counts: test_thread_count_determinism.cpp.
+// Attention on a table with blocks of query rows (AVX-512: avx512/attention_block_avx512.cpp)
+// against the float64 reference: prompts (more than 16 tokens), decode and short batches, query
+// groups of 1, 3, 8 and 16 heads (a block holds 16 rows: 16 tokens of one head, or 5 tokens of 3
+// heads, ...; decode: one token's heads, cut into chunks for the threads), and 20 (more than a
+// block: the one-row path), head sizes of one to eight 16-lane vectors, both cache types, prompts
+// from an empty cache and after a cached prefix (so both the causal mask inside a block and
+// positions every row sees), and scores spread so widely that most exponentials underflow. A
+// token's value is the same bit for bit alone (decode), in a short batch and in a prompt, on any
+// thread count. Thread counts of whole batches: test_thread_count_determinism.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -101,6 +104,77 @@ TEST(PromptAttention, BlocksOfQueryRowsMatchTheReferenceForEveryGroupHeadSizeAnd
   for (DType kv : {DType::kF32, DType::kF16}) {
     for (const Case& c : cases)
       check(*table, c, kv, 1e-11);
+  }
+}
+
+TEST(PromptAttention, DecodeAndShortBatchesMatchTheReferenceForEveryGroupHeadSizeAndCache) {
+  const auto* table = avx512_or_null();
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  const std::vector<Case> cases = {{6, 2, 64, 1, 1, 1.0F},    {6, 2, 64, 1, 300, 1.0F},
+                                   {32, 8, 64, 1, 700, 1.0F}, {8, 1, 128, 3, 21, 1.0F},
+                                   {8, 1, 80, 16, 150, 1.0F}, {4, 4, 16, 2, 64, 1.0F},
+                                   {32, 2, 64, 5, 90, 1.0F},  {20, 1, 64, 1, 40, 1.0F},
+                                   {6, 2, 64, 1, 300, 40.0F}, {9, 3, 64, 7, 500, 1.0F}};
+  for (DType kv : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases)
+      check(*table, c, kv, 1e-11);
+  }
+}
+
+// Attention of tokens [first, first + n) of `q` (rows of all heads), at positions first ...,
+// with the whole cache given, on `threads` threads.
+std::vector<float> attend(const eredu::cpu::KernelTable& table, const std::vector<float>& q,
+                          const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v,
+                          std::size_t first, std::size_t n, std::size_t threads) {
+  constexpr std::size_t kHeads = 12, kKvHeads = 3, kDim = 64;
+  std::vector<std::int32_t> pos(n);
+  for (std::size_t t = 0; t < n; ++t)
+    pos[t] = static_cast<std::int32_t>(first + t);
+  std::vector<float> out(n * kHeads * kDim);
+  AttentionArgs a;
+  a.q = q.data() + first * kHeads * kDim;
+  a.k = k.data();
+  a.v = v.data();
+  a.kv_dtype = DType::kF16;
+  a.positions = pos.data();
+  a.n_tokens = n;
+  a.n_head = kHeads;
+  a.n_head_kv = kKvHeads;
+  a.head_dim = kDim;
+  a.n_kv = first + n;
+  a.scale = 0.125F;
+  a.out = out.data();
+  eredu::cpu::ThreadPool pool(threads);
+  table.attention(a, &pool);
+  return out;
+}
+
+TEST(PromptAttention, ATokensValueIsBitIdenticalAloneInAShortBatchAndInAPromptOnAnyThreadCount) {
+  const auto* table = avx512_or_null();
+  if (table == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  constexpr std::size_t kTokens = 40, kRow = 12 * 64;
+  std::mt19937 rng(77);
+  const auto q = random_floats(rng, kTokens * kRow);
+  std::vector<std::uint16_t> k(kTokens * 3 * 64), v(k.size());
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
+    v[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
+  }
+  const std::vector<float> prompt = attend(*table, q, k, v, 0, kTokens, 2);
+  auto same = [&](const std::vector<float>& got, std::size_t first, const std::string& what) {
+    EXPECT_EQ(std::memcmp(got.data(), prompt.data() + first * kRow, got.size() * sizeof(float)), 0)
+        << what << ": tokens from " << first << " differ from the prompt's";
+  };
+  for (std::size_t threads : {1, 2, 3, 8}) {
+    for (std::size_t t : {0, 1, 17, 39})
+      same(attend(*table, q, k, v, t, 1, threads), t, "decode, " + std::to_string(threads));
+    same(attend(*table, q, k, v, 30, 5, threads), 30, "5 tokens, " + std::to_string(threads));
   }
 }
 

@@ -1,10 +1,20 @@
-// Threaded causal grouped-query attention over a KV cache. One scheduling unit is one
-// (query token, head) pair, computed entirely by one thread: scores, softmax, weighted sum of V.
-// Prompts (more than kPromptTokens tokens) on a table with attention_block take blocks of up to
-// 16 rows instead: the heads of one query group for one or more consecutive tokens, which read
-// the same KV head, so that the cache is read once per block (numerics: the kernel's, e.g.
-// avx512/attention_block_avx512.cpp). Decode and short batches (a speculative verification) keep
-// the one-row path, whose values do not depend on the batch.
+// Threaded causal grouped-query attention over a KV cache.
+//
+// On a table with attention_block (AVX-512), every batch is cut into blocks of up to 16 query rows
+// that read the same KV head, so that the cache is read once per block instead of once per row:
+//   - a prompt (more than kPromptTokens tokens): the heads of one query group for one or more
+//     consecutive tokens;
+//   - decode and short batches (a speculative verification): the heads of one query group for one
+//     token, cut into smaller chunks of heads where the KV heads alone would leave threads idle.
+// The kernel's value for a row does not depend on the other rows of its block (documented by the
+// kernel, e.g. avx512/attention_block_avx512.cpp), so a token's values are the same whatever the
+// batch, the block shape or the thread count, and a decoded token gets the value the same token
+// gets inside a prompt. Before, decode kept the one-row path below (every head reading its KV
+// head's whole cache again, every score with its own horizontal sum): at a depth of 4096 it was
+// most of llama1b's decode time.
+//
+// Otherwise one scheduling unit is one (query token, head) pair, computed entirely by one thread:
+// scores, softmax, weighted sum of V.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -29,13 +39,36 @@ AttentionScratch& scratch(std::size_t n_kv, std::size_t head_dim) {
 // Batches of more tokens than this are prompts (the matmul's kTokenTile).
 constexpr std::size_t kPromptTokens = 16;
 
-// The prompt path: work items of one KV head x a block of consecutive tokens, whose query rows
-// (group heads x tokens) fill at most kAttentionBlockRows lanes.
+// How the blocks of attention_blocks are cut: tokens per block, and how many chunks a group's
+// heads are cut into (each chunk a block of its own, for one token).
+struct BlockShape {
+  std::size_t tokens;
+  std::size_t head_chunks;
+};
+
+// A prompt: as many consecutive tokens as the group's rows fill the block's lanes. Decode and short
+// batches: one token, its group's heads cut into chunks only where the (token, KV head) items are
+// fewer than the threads, as few chunks as give every thread an item (a block of one or two rows
+// costs more per row than a bigger one: smol135m, 3 KV heads of 3 heads, decoded at depth 4096
+// on 2 threads 25% slower cut into 6 items than not cut).
+BlockShape block_shape(const AttentionArgs& a, std::size_t threads) {
+  const std::size_t group = a.n_head / a.n_head_kv;
+  if (a.n_tokens > kPromptTokens) return {kAttentionBlockRows / group, 1};
+  const std::size_t items = a.n_tokens * a.n_head_kv;
+  const std::size_t wanted = (threads + items - 1) / items;
+  return {1, std::clamp<std::size_t>(wanted, 1, group)};
+}
+
+// Work items of one KV head x a block of consecutive tokens (or of one token and a chunk of the
+// group's heads), whose query rows fill at most kAttentionBlockRows lanes.
 void attention_blocks(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
   const std::size_t group = a.n_head / a.n_head_kv;
   const std::size_t kv_pos_stride = a.n_head_kv * a.head_dim;
   const bool f16 = a.kv_dtype == DType::kF16;
-  const std::size_t tokens_per_block = kAttentionBlockRows / group;
+  const BlockShape shape = block_shape(a, pool != nullptr ? pool->size() : 1);
+  const std::size_t tokens_per_block = shape.tokens;
+  const std::size_t heads_per_chunk = (group + shape.head_chunks - 1) / shape.head_chunks;
+  const std::size_t n_chunks = (group + heads_per_chunk - 1) / heads_per_chunk;
   const std::size_t n_token_blocks = (a.n_tokens + tokens_per_block - 1) / tokens_per_block;
   const std::size_t element = f16 ? sizeof(std::uint16_t) : sizeof(float);
   auto items = [&](std::size_t i0, std::size_t i1) {
@@ -43,12 +76,15 @@ void attention_blocks(const VecOps& ops, const AttentionArgs& a, ThreadPool* poo
     const std::size_t need = attention_block_scratch(a.n_kv, a.head_dim);
     if (buffer.size() < need) buffer.resize(need);
     for (std::size_t item = i0; item < i1; ++item) {
-      const std::size_t kv_head = item % a.n_head_kv;
-      const std::size_t t0 = item / a.n_head_kv * tokens_per_block;
+      const std::size_t chunk = item % n_chunks;
+      const std::size_t kv_head = item / n_chunks % a.n_head_kv;
+      const std::size_t t0 = item / n_chunks / a.n_head_kv * tokens_per_block;
       const std::size_t t1 = std::min(t0 + tokens_per_block, a.n_tokens);
+      const std::size_t h0 = kv_head * group + chunk * heads_per_chunk;
+      const std::size_t h1 = std::min(h0 + heads_per_chunk, (kv_head + 1) * group);
       AttentionBlock b{};
       for (std::size_t t = t0; t < t1; ++t) {
-        for (std::size_t h = kv_head * group; h < (kv_head + 1) * group; ++h) {
+        for (std::size_t h = h0; h < h1; ++h) {
           const std::size_t row = t * a.n_head + h;
           b.q[b.n_rows] = a.q + row * a.head_dim;
           b.out[b.n_rows] = a.out + row * a.head_dim;
@@ -66,7 +102,7 @@ void attention_blocks(const VecOps& ops, const AttentionArgs& a, ThreadPool* poo
     }
   };
   // Later tokens see more positions: small pieces, handed out dynamically.
-  parallel_for(pool, n_token_blocks * a.n_head_kv, items,
+  parallel_for(pool, n_token_blocks * a.n_head_kv * n_chunks, items,
                grain_for(4 * a.n_kv * a.head_dim * kAttentionBlockRows), Schedule::kChunked);
 }
 
@@ -76,8 +112,7 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
   const std::size_t group = a.n_head / a.n_head_kv;
   const std::size_t kv_pos_stride = a.n_head_kv * a.head_dim;
   const bool f16 = a.kv_dtype == DType::kF16;
-  if (a.n_tokens > kPromptTokens && ops.attention_block != nullptr && a.head_dim % 16 == 0 &&
-      group <= kAttentionBlockRows) {
+  if (ops.attention_block != nullptr && a.head_dim % 16 == 0 && group <= kAttentionBlockRows) {
     attention_blocks(ops, a, pool);
     return;
   }

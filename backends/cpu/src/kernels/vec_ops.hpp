@@ -165,10 +165,12 @@ struct VecOps {
   // out = silu(gate) * up with the vectorized exp (as ggml's SIMD silu); null: std::exp per
   // element. out may equal gate or up.
   void (*silu_mul)(const float* gate, const float* up, float* out, std::size_t n);
-  // Attention of up to kAttentionBlockRows query rows that read the same KV head (a prompt's
-  // rows: the heads of a query group, for one or more tokens), or null (then one row at a time
-  // through attention_scores / attention_weighted_sum). Numerics of its own (documented by the
-  // kernel), so attention() uses it only for prompts, never for decode or a short batch.
+  // Attention of up to kAttentionBlockRows query rows that read the same KV head (the heads of a
+  // query group, for one or more tokens), or null (then one row at a time through
+  // attention_scores / attention_weighted_sum). Numerics of its own (documented by the kernel),
+  // but a row's value may not depend on the other rows of its block, so that attention() can use
+  // it for prompts, decode and short batches alike and a token's value does not depend on the
+  // batch it is in.
   void (*attention_block)(const struct AttentionBlock& block, float* scratch);
 };
 
@@ -190,7 +192,8 @@ struct AttentionBlock {
 };
 // Floats of scratch attention_block needs for n_keys visible positions and head size dim.
 constexpr std::size_t attention_block_scratch(std::size_t n_keys, std::size_t dim) {
-  return (n_keys + 8) * kAttentionBlockRows + dim * kAttentionBlockRows + 8 * dim + 16;
+  return (n_keys + 8) * kAttentionBlockRows + dim * kAttentionBlockRows + 8 * dim +
+         8 * (n_keys + 16) + 16;
 }
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().

@@ -1,14 +1,16 @@
 // AVX-512 attention for a block of up to 16 query rows that read the same KV head
-// (VecOps::attention_block): a prompt's rows, the heads of one query group for one or more
-// tokens. Compiled with the AVX-512 flags (backends/cpu/CMakeLists.txt) and reached only through
-// vec_ops_avx512().
+// (VecOps::attention_block): the heads of one query group for one or more tokens (a prompt) or
+// for one token (decode, short batches). Compiled with the AVX-512 flags
+// (backends/cpu/CMakeLists.txt) and reached only through vec_ops_avx512().
 //
 // Why: one row at a time (attention_scores / attention_weighted_sum), every score is a dot product
 // with its own horizontal sum and every row reads the whole cache of its KV head again, so at a
 // depth of 4096 a 128-token prompt of smol135m ran at 0.93x llama.cpp (2.9x with an empty cache).
 // Here the 16 rows sit in the 16 lanes of a register: a score step is one multiply-add of a
 // cache element (broadcast) with the rows' transposed queries, the softmax runs on 16 rows at
-// once, and each cache row is read once per block instead of once per row.
+// once, and each cache row is read once per block instead of once per row. A block of at most 8
+// rows that all see the same positions (decode: one token's heads, attention.cpp) puts the keys in
+// the lanes instead (attend_few_rows), with the same values.
 //
 // Numerics (tested against the float64 reference within the op-parity bounds): score
 // s = sum_d q[d] k[d], one fused multiply-add per element in order d = 0, 1, ...; then
@@ -25,6 +27,7 @@
 #include <cstdint>
 
 #include "../vec_ops.hpp"
+#include "transpose_avx512.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -100,6 +103,88 @@ inline void score_keys(const AttentionBlock& b, const float* qt, std::size_t j0,
     _mm512_store_ps(s + (j0 + i) * kLanes, acc[i]);
 }
 
+// A block of kR <= 8 rows that all see the same n_keys positions (decode: one token's heads),
+// with the values of the general path below, bit for bit. There the rows sit in the 16 lanes, so
+// with a few rows most of every score step and every exponential is spent on empty lanes. Here
+// the keys sit in the lanes: 16 keys are transposed 16 elements at a time, and each element is
+// one multiply-add per row (the row's query element broadcast) for all 16 keys -- the same fused
+// multiply-adds in the same order d = 0, 1, ... as score_keys -- then the scaled scores are kept
+// per row (sr) with each row's maximum (exact in any order), and the exponentials are taken 16
+// keys of a row at a time. A transpose then puts them in the general path's layout (s[j * 16 + r]),
+// where the sum runs in order j and the weighted sum is the general path's.
+template <std::size_t kR>
+void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* s, float* sr,
+                     float* inv_sum) {
+  const std::size_t ld = (n_keys + 15) / 16 * 16;  // sr[r * ld + j]
+  const __m512 scale = _mm512_set1_ps(b.scale);
+  __m512 max[kR];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < kR; ++r)
+    max[r] = _mm512_set1_ps(-INFINITY);
+  for (std::size_t j0 = 0; j0 < n_keys; j0 += 16) {
+    const std::size_t n = std::min<std::size_t>(16, n_keys - j0);
+    const __mmask16 valid = static_cast<__mmask16>((1U << n) - 1U);
+    __m512 acc[kR];
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kR; ++r)
+      acc[r] = _mm512_setzero_ps();
+    for (std::size_t d0 = 0; d0 < b.dim; d0 += 16) {
+      __m512i keys[16];
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < 16; ++i) {
+        if (i >= n) {
+          keys[i] = _mm512_setzero_si512();
+        } else if (b.f16) {
+          const auto* row = static_cast<const std::uint16_t*>(b.k) + (j0 + i) * b.stride + d0;
+          keys[i] = _mm512_castps_si512(
+              _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))));
+        } else {
+          keys[i] = _mm512_castps_si512(
+              _mm512_loadu_ps(static_cast<const float*>(b.k) + (j0 + i) * b.stride + d0));
+        }
+      }
+      transpose16(keys);  // keys[e]: element d0 + e of the 16 keys
+#pragma GCC unroll 16
+      for (std::size_t e = 0; e < 16; ++e) {
+#pragma GCC unroll 8
+        for (std::size_t r = 0; r < kR; ++r)
+          acc[r] =
+              _mm512_fmadd_ps(_mm512_set1_ps(b.q[r][d0 + e]), _mm512_castsi512_ps(keys[e]), acc[r]);
+      }
+    }
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kR; ++r) {
+      const __m512 v = _mm512_mul_ps(acc[r], scale);
+      _mm512_store_ps(sr + r * ld + j0, v);
+      max[r] = _mm512_mask_max_ps(max[r], valid, max[r], v);
+    }
+  }
+  __m512 row_max[kR];
+#pragma GCC unroll 8
+  for (std::size_t r = 0; r < kR; ++r)
+    row_max[r] = _mm512_set1_ps(_mm512_reduce_max_ps(max[r]));
+  __m512 sum = _mm512_setzero_ps();
+  for (std::size_t j0 = 0; j0 < n_keys; j0 += 16) {
+    const std::size_t n = std::min<std::size_t>(16, n_keys - j0);
+    __m512i p[16];
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kR; ++r) {
+      p[r] = _mm512_castps_si512(
+          exp_nonpositive(_mm512_sub_ps(_mm512_load_ps(sr + r * ld + j0), row_max[r])));
+    }
+#pragma GCC unroll 16
+    for (std::size_t r = kR; r < 16; ++r)
+      p[r] = _mm512_setzero_si512();
+    transpose16(p);  // p[i]: the rows' exponentials of key j0 + i
+    for (std::size_t i = 0; i < n; ++i) {
+      const __m512 e = _mm512_castsi512_ps(p[i]);
+      _mm512_store_ps(s + (j0 + i) * kLanes, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+  }
+  _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0F), sum));
+}
+
 // Rows r0 .. r0 + kR - 1 of the weighted sum over keys j < n_keys, kV vectors of 16 dims from d0,
 // scaled by 1 / sum and stored.
 template <std::size_t kR, std::size_t kV>
@@ -135,15 +220,34 @@ inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n
   }
 }
 
-// The weighted sums of all rows: 4 rows x 4 vectors (64 dims) per pass, so 16 accumulators.
+// kR rows from r0 of the weighted sums, 4 vectors (64 dims) per pass.
+template <std::size_t kR>
+void weighted_row_group(const AttentionBlock& b, const float* s, std::size_t n_keys, std::size_t r0,
+                        const float* inv_sum) {
+  std::size_t d0 = 0;
+  for (; d0 + 64 <= b.dim; d0 += 64)
+    weighted_rows<kR, 4>(b, s, n_keys, r0, d0, inv_sum);
+  for (; d0 < b.dim; d0 += 16)
+    weighted_rows<kR, 1>(b, s, n_keys, r0, d0, inv_sum);
+}
+
+// The weighted sums of all rows: 4 rows x 4 vectors per pass, so 16 accumulators (the last pass
+// only the rows left, as a block of one to three rows, decode's, would otherwise spend most of
+// its multiply-adds on rows it does not have).
 void weighted_sums(const AttentionBlock& b, const float* s, std::size_t n_keys,
                    const float* inv_sum) {
-  for (std::size_t r0 = 0; r0 < b.n_rows; r0 += 4) {
-    std::size_t d0 = 0;
-    for (; d0 + 64 <= b.dim; d0 += 64)
-      weighted_rows<4, 4>(b, s, n_keys, r0, d0, inv_sum);
-    for (; d0 < b.dim; d0 += 16)
-      weighted_rows<4, 1>(b, s, n_keys, r0, d0, inv_sum);
+  std::size_t r0 = 0;
+  for (; r0 + 4 <= b.n_rows; r0 += 4)
+    weighted_row_group<4>(b, s, n_keys, r0, inv_sum);
+  switch (b.n_rows - r0) {
+    case 3:
+      return weighted_row_group<3>(b, s, n_keys, r0, inv_sum);
+    case 2:
+      return weighted_row_group<2>(b, s, n_keys, r0, inv_sum);
+    case 1:
+      return weighted_row_group<1>(b, s, n_keys, r0, inv_sum);
+    default:
+      return;
   }
 }
 
@@ -151,6 +255,7 @@ void weighted_sums(const AttentionBlock& b, const float* s, std::size_t n_keys,
 
 void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   // scratch: scores [n_keys rounded up to 8][16], transposed queries [dim][16], keys [8][dim],
+  // (few rows) scaled scores [8][n_keys rounded up to 16],
   // each 64-byte aligned (attention_block_scratch's floats include the slack).
   float* s = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~63ULL);
   std::size_t n_keys = 0;
@@ -161,6 +266,38 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   }
   float* qt = s + (n_keys + kKeys) / kKeys * kKeys * kLanes;
   float* keys = qt + b.dim * kLanes;
+  alignas(64) float inv_sum[kLanes];
+  if (b.n_rows <= 8 && fewest == n_keys) {
+    float* sr = keys + kKeys * b.dim;
+    switch (b.n_rows) {
+      case 1:
+        attend_few_rows<1>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 2:
+        attend_few_rows<2>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 3:
+        attend_few_rows<3>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 4:
+        attend_few_rows<4>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 5:
+        attend_few_rows<5>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 6:
+        attend_few_rows<6>(b, n_keys, s, sr, inv_sum);
+        break;
+      case 7:
+        attend_few_rows<7>(b, n_keys, s, sr, inv_sum);
+        break;
+      default:
+        attend_few_rows<8>(b, n_keys, s, sr, inv_sum);
+        break;
+    }
+    weighted_sums(b, s, n_keys, inv_sum);
+    return;
+  }
   for (std::size_t d = 0; d < b.dim; ++d) {
     for (std::size_t r = 0; r < kLanes; ++r)
       qt[d * kLanes + r] = r < b.n_rows ? b.q[r][d] : 0.0F;
@@ -198,7 +335,6 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
     _mm512_store_ps(s + j * kLanes, e);
     sum = _mm512_add_ps(sum, e);
   }
-  alignas(64) float inv_sum[kLanes];
   _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0F), sum));
 
   weighted_sums(b, s, n_keys, inv_sum);
