@@ -90,38 +90,40 @@ const eredu::cpu::KernelTable* avx512_or_null() {
   return eredu::cpu::kernels_for(Isa::kAvx512);
 }
 
+#define SKIP_WITHOUT_AVX512(table)                                       \
+  if ((table) == nullptr) {                                              \
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need " \
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";   \
+  }
+
+// Every case on both cache types.
+void check_cases(const eredu::cpu::KernelTable& table, const std::vector<Case>& cases) {
+  for (DType kv : {DType::kF32, DType::kF16}) {
+    for (const Case& c : cases)
+      check(table, c, kv, 1e-11);
+  }
+}
+
 TEST(PromptAttention, BlocksOfQueryRowsMatchTheReferenceForEveryGroupHeadSizeAndCache) {
   const auto* table = avx512_or_null();
-  if (table == nullptr) {
-    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
-                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
-  }
+  SKIP_WITHOUT_AVX512(table);
   const std::vector<Case> cases = {{6, 2, 64, 17, 17, 1.0F},  {6, 2, 64, 40, 300, 1.0F},
                                    {8, 1, 128, 21, 21, 1.0F}, {8, 1, 80, 33, 150, 1.0F},
                                    {4, 4, 16, 19, 64, 1.0F},  {32, 2, 64, 18, 90, 1.0F},
                                    {20, 1, 64, 17, 40, 1.0F}, {6, 2, 64, 24, 300, 40.0F},
                                    {9, 3, 64, 37, 500, 1.0F}, {16, 16, 32, 20, 20, 1.0F}};
-  for (DType kv : {DType::kF32, DType::kF16}) {
-    for (const Case& c : cases)
-      check(*table, c, kv, 1e-11);
-  }
+  check_cases(*table, cases);
 }
 
 TEST(PromptAttention, DecodeAndShortBatchesMatchTheReferenceForEveryGroupHeadSizeAndCache) {
   const auto* table = avx512_or_null();
-  if (table == nullptr) {
-    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
-                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
-  }
+  SKIP_WITHOUT_AVX512(table);
   const std::vector<Case> cases = {{6, 2, 64, 1, 1, 1.0F},    {6, 2, 64, 1, 300, 1.0F},
                                    {32, 8, 64, 1, 700, 1.0F}, {8, 1, 128, 3, 21, 1.0F},
                                    {8, 1, 80, 16, 150, 1.0F}, {4, 4, 16, 2, 64, 1.0F},
                                    {32, 2, 64, 5, 90, 1.0F},  {20, 1, 64, 1, 40, 1.0F},
                                    {6, 2, 64, 1, 300, 40.0F}, {9, 3, 64, 7, 500, 1.0F}};
-  for (DType kv : {DType::kF32, DType::kF16}) {
-    for (const Case& c : cases)
-      check(*table, c, kv, 1e-11);
-  }
+  check_cases(*table, cases);
 }
 
 // Attention of tokens [first, first + n) of `q` (rows of all heads), at positions first ...,
@@ -154,10 +156,7 @@ std::vector<float> attend(const eredu::cpu::KernelTable& table, const std::vecto
 
 TEST(PromptAttention, ATokensValueIsBitIdenticalAloneInAShortBatchAndInAPromptOnAnyThreadCount) {
   const auto* table = avx512_or_null();
-  if (table == nullptr) {
-    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
-                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
-  }
+  SKIP_WITHOUT_AVX512(table);
   constexpr std::size_t kTokens = 40, kRow = 12 * 64;
   std::mt19937 rng(77);
   const auto q = random_floats(rng, kTokens * kRow);
