@@ -72,13 +72,14 @@ inline void load_row(const AttentionBlock& b, std::size_t j, float* out) {
   }
 }
 
-// 16 elements of V row j from element d, as floats.
-inline __m512 v_elements(const AttentionBlock& b, std::size_t j, std::size_t d) {
+// 16 elements of cache row j (of b.k or b.v: `cache`) from element d, as floats.
+inline __m512 row_elements(const AttentionBlock& b, const void* cache, std::size_t j,
+                           std::size_t d) {
   if (b.f16) {
-    const auto* row = static_cast<const std::uint16_t*>(b.v) + j * b.stride;
+    const auto* row = static_cast<const std::uint16_t*>(cache) + j * b.stride;
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d)));
   }
-  return _mm512_loadu_ps(static_cast<const float*>(b.v) + j * b.stride + d);
+  return _mm512_loadu_ps(static_cast<const float*>(cache) + j * b.stride + d);
 }
 
 // Scores of keys j0 .. j0 + kN - 1 for the 16 rows (qt: the transposed queries, qt[d * 16 + r]),
@@ -132,16 +133,8 @@ void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* s, floa
       __m512i keys[16];
 #pragma GCC unroll 16
       for (std::size_t i = 0; i < 16; ++i) {
-        if (i >= n) {
-          keys[i] = _mm512_setzero_si512();
-        } else if (b.f16) {
-          const auto* row = static_cast<const std::uint16_t*>(b.k) + (j0 + i) * b.stride + d0;
-          keys[i] = _mm512_castps_si512(
-              _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))));
-        } else {
-          keys[i] = _mm512_castps_si512(
-              _mm512_loadu_ps(static_cast<const float*>(b.k) + (j0 + i) * b.stride + d0));
-        }
+        keys[i] =
+            i < n ? _mm512_castps_si512(row_elements(b, b.k, j0 + i, d0)) : _mm512_setzero_si512();
       }
       transpose16(keys);  // keys[e]: element d0 + e of the 16 keys
 #pragma GCC unroll 16
@@ -201,7 +194,7 @@ inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n
     __m512 vj[kV];
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < kV; ++v)
-      vj[v] = v_elements(b, j, d0 + 16 * v);
+      vj[v] = row_elements(b, b.v, j, d0 + 16 * v);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < kR; ++r) {
       const __m512 p = _mm512_set1_ps(s[j * kLanes + r0 + r]);
@@ -267,34 +260,13 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   float* qt = s + (n_keys + kKeys) / kKeys * kKeys * kLanes;
   float* keys = qt + b.dim * kLanes;
   alignas(64) float inv_sum[kLanes];
-  if (b.n_rows <= 8 && fewest == n_keys) {
+  if (b.n_rows > 0 && b.n_rows <= 8 && fewest == n_keys) {
     float* sr = keys + kKeys * b.dim;
-    switch (b.n_rows) {
-      case 1:
-        attend_few_rows<1>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 2:
-        attend_few_rows<2>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 3:
-        attend_few_rows<3>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 4:
-        attend_few_rows<4>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 5:
-        attend_few_rows<5>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 6:
-        attend_few_rows<6>(b, n_keys, s, sr, inv_sum);
-        break;
-      case 7:
-        attend_few_rows<7>(b, n_keys, s, sr, inv_sum);
-        break;
-      default:
-        attend_few_rows<8>(b, n_keys, s, sr, inv_sum);
-        break;
-    }
+    using FewRows = void (*)(const AttentionBlock&, std::size_t, float*, float*, float*);
+    static constexpr FewRows kFewRows[] = {
+        attend_few_rows<1>, attend_few_rows<2>, attend_few_rows<3>, attend_few_rows<4>,
+        attend_few_rows<5>, attend_few_rows<6>, attend_few_rows<7>, attend_few_rows<8>};
+    kFewRows[b.n_rows - 1](b, n_keys, s, sr, inv_sum);
     weighted_sums(b, s, n_keys, inv_sum);
     return;
   }

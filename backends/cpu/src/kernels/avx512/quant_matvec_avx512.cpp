@@ -265,10 +265,12 @@ void matvec(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block
   constexpr std::size_t kRowGroup = 4;
   auto* xp = static_cast<PairActivations*>(scratch);
   prepare<F>(x, n_blocks / 2, xp);
-  // The activation block scales in order, after the pairs (quad_step reads eight at a time).
+  // The activation block scales in order, after the pairs, for quad_step (eight at a time).
   auto* xd = reinterpret_cast<float*>(xp + n_blocks / 2);
-  for (std::size_t b = 0; b < n_blocks; ++b)
-    xd[b] = x[b].d;
+  if constexpr (requires { F::quad_step; }) {
+    for (std::size_t b = 0; b < n_blocks; ++b)
+      xd[b] = x[b].d;
+  }
   const auto* base = static_cast<const std::byte*>(w);
   std::size_t r = 0;
   for (; r + kRowGroup <= m; r += kRowGroup)
