@@ -18,9 +18,12 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "eredu/backends/cpu/reference.hpp"
+#include "eredu/core/concepts/optional_operators.hpp"
 #include "eredu/core/neural_specs.hpp"
 #include "neural_op_table.hpp"
 
@@ -154,6 +157,103 @@ void check_rejects_mismatched_vectors(const A& a) {
   a.after_op();
 }
 
+// linear_shared_input against one linear per weight (bit for bit: the contract is linear's values)
+// and against a float64 product of the reference decoding of each weight, judged over the
+// magnitude of each output's terms as the matmul sweep judges block-quantized products. One token
+// (where the CPU shares the activation and the pool job) and three (one linear each).
+template <typename A>
+void check_linear_shared_input(const A& a, std::size_t tokens, unsigned seed) {
+  using B = typename A::backend_type;
+  if constexpr (!provides<B, OptionalOperator::kSharedInputLinear>) {
+    GTEST_SKIP() << "this backend takes one linear per weight (it declares no "
+                    "shared_input_linear)";
+  } else {
+    std::mt19937 rng(seed);
+    const std::size_t cols = 512;  // whole K-quant super-blocks
+    struct Case {
+      DType dtype;
+      std::size_t rows;
+    };
+    // Odd row counts, one weight of one row and several encodings in one group (a Q4_K_M layer
+    // mixes Q4_K and Q6_K).
+    const Case cases[] = {{DType::kQ4_0, 67}, {DType::kQ4_K, 40}, {DType::kQ6_K, 9},
+                          {DType::kQ8_0, 1},  {DType::kF16, 33},  {DType::kQ5_1, 12}};
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<typename B::weight> weights;
+    for (const Case& c : cases) {
+      bytes.push_back(op_parity::random_packed_matrix(rng, c.dtype, c.rows, cols));
+      auto w = neural_ops_detail::make_weight(a, "w" + std::to_string(weights.size()), c.dtype,
+                                              {c.rows, cols}, bytes.back());
+      ASSERT_TRUE(w.has_value()) << w.error().what();
+      weights.push_back(std::move(w).value());
+    }
+    std::vector<const typename B::weight*> group;
+    for (const auto& w : weights)
+      group.push_back(&w);
+    const auto x = random_values(rng, tokens * cols, -1.0f, 1.0f);
+    const auto xt = upload(a, tokens, cols, x);
+    auto ys = a.backend().linear_shared_input(xt, group);
+    ASSERT_TRUE(ys.has_value()) << ys.error().what();
+    ASSERT_EQ(ys->size(), group.size());
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const std::string what = "weight " + std::to_string(i) + " (" +
+                               std::string(to_string(cases[i].dtype)) + "), " +
+                               std::to_string(tokens) + " tokens";
+      const std::vector<float> got = download(a, (*ys)[i]);
+      auto alone = a.backend().linear(xt, *group[i]);
+      ASSERT_TRUE(alone.has_value()) << alone.error().what();
+      const std::vector<float> want = download(a, *alone);
+      ASSERT_EQ(got.size(), tokens * cases[i].rows) << what;
+      EXPECT_TRUE(op_parity::outputs_match(what + " against linear", got.data(), want.data(),
+                                           got.size(), 0.0));
+      std::vector<float> row(cols);
+      std::vector<float> exact(got.size());
+      std::vector<double> magnitude(got.size());
+      for (std::size_t r = 0; r < cases[i].rows; ++r) {
+        cpu::reference::dequantize_row(
+            cases[i].dtype, bytes[i].data() + r * cpu::packed_row_bytes(cases[i].dtype, cols),
+            row.data(), cols);
+        for (std::size_t t = 0; t < tokens; ++t) {
+          double sum = 0.0, m = 0.0;
+          for (std::size_t k = 0; k < cols; ++k) {
+            sum += static_cast<double>(row[k]) * x[t * cols + k];
+            m += std::abs(static_cast<double>(row[k]) * x[t * cols + k]);
+          }
+          exact[t * cases[i].rows + r] = static_cast<float>(sum);
+          magnitude[t * cases[i].rows + r] = m;
+        }
+      }
+      EXPECT_TRUE(op_parity::outputs_match_terms(what + " against float64", got.data(),
+                                                 exact.data(), magnitude, 1e-5));
+    }
+  }
+}
+
+template <typename A>
+void check_linear_shared_input_rejects_a_mismatched_weight(const A& a) {
+  using B = typename A::backend_type;
+  if constexpr (!provides<B, OptionalOperator::kSharedInputLinear>) {
+    GTEST_SKIP() << "this backend takes one linear per weight (it declares no "
+                    "shared_input_linear)";
+  } else {
+    std::mt19937 rng(9);
+    auto good = neural_ops_detail::make_weight(
+        a, "attn_q", DType::kF32, {4, 64},
+        neural_ops_detail::float_bytes(random_values(rng, 4 * 64, -1.0f, 1.0f)));
+    auto bad = neural_ops_detail::make_weight(
+        a, "attn_k_narrow", DType::kF32, {4, 32},
+        neural_ops_detail::float_bytes(random_values(rng, 4 * 32, -1.0f, 1.0f)));
+    ASSERT_TRUE(good.has_value() && bad.has_value());
+    const typename B::weight* group[] = {&*good, &*bad};
+    auto ys =
+        a.backend().linear_shared_input(upload(a, 1, 64, std::vector<float>(64, 1.0f)), group);
+    ASSERT_FALSE(ys.has_value());
+    EXPECT_NE(std::string(ys.error().what()).find("attn_k_narrow"), std::string::npos)
+        << ys.error().what();
+    a.after_op();
+  }
+}
+
 }  // namespace eredu::testing::optional_parity
 
 #define EREDU_OPTIONAL_OPERATOR_PARITY(Name, Factory)                                              \
@@ -183,4 +283,12 @@ void check_rejects_mismatched_vectors(const A& a) {
   }                                                                                                \
   TEST_F(Name##OptionalOperatorParity, MismatchedVectorsAreRejectedNotReadOutOfBounds) {           \
     ::eredu::testing::optional_parity::check_rejects_mismatched_vectors(*adapter_);                \
+  }                                                                                                \
+  TEST_F(Name##OptionalOperatorParity, SharedInputLinearGivesEachWeightItsLinearValues) {          \
+    ::eredu::testing::optional_parity::check_linear_shared_input(*adapter_, 1, 10);                \
+    ::eredu::testing::optional_parity::check_linear_shared_input(*adapter_, 3, 11);                \
+  }                                                                                                \
+  TEST_F(Name##OptionalOperatorParity, SharedInputLinearNamesAWeightOfAnotherWidth) {              \
+    ::eredu::testing::optional_parity::check_linear_shared_input_rejects_a_mismatched_weight(      \
+        *adapter_);                                                                                \
   }

@@ -43,8 +43,11 @@ enum class OptionalOperator : std::uint8_t {
   kBiasAdd,                 // add_bias: x + a bias vector broadcast over the rows
   kHeadRmsNorm,             // head_rms_norm: RMS norm of every head slice (Qwen3 q/k norms)
   kRotaryFrequencyFactors,  // rotary_scaled: rotary angles divided by per-pair factors
+  // A fusion, never required: families call it where present and take one linear per weight
+  // where not, with the same values either way.
+  kSharedInputLinear,  // linear_shared_input: several linears of one input, read once
 };
-inline constexpr std::size_t kOptionalOperatorCount = 23;
+inline constexpr std::size_t kOptionalOperatorCount = 24;
 
 constexpr std::string_view to_string(OptionalOperator op) noexcept {
   switch (op) {
@@ -94,6 +97,8 @@ constexpr std::string_view to_string(OptionalOperator op) noexcept {
       return "head_rms_norm";
     case OptionalOperator::kRotaryFrequencyFactors:
       return "rotary_frequency_factors";
+    case OptionalOperator::kSharedInputLinear:
+      return "shared_input_linear";
   }
   return "unknown_operator";
 }

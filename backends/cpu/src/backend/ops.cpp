@@ -97,6 +97,18 @@ Result<void> run_kernel(const char* op, F&& kernel) {
   }
 }
 
+// `w` is a bound matrix that reads x's features.
+Result<void> check_linear_weight(const CpuTensor& x, const CpuWeight& w) {
+  if (!w.bound() || w.shape.size() != 2) {
+    return fail(op_error("linear", "weight '" + w.name + "' is not a bound matrix"));
+  }
+  if (x.cols != w.cols()) {
+    return fail(op_error("linear", "input has " + std::to_string(x.cols) + " features, weight '" +
+                                       w.name + "' expects " + std::to_string(w.cols())));
+  }
+  return ok();
+}
+
 // F32 values of a bound vector weight (decoded when stored as F16 / BF16), or kCapacityExhausted.
 Result<std::vector<float>> vector_values(const char* op, const CpuWeight& w) {
   EREDU_TRY(auto out, allocate<float>(op, w.cols()));
@@ -157,18 +169,36 @@ Result<CpuTensor> CpuBackend::embedding(const weight& table,
 }
 
 Result<CpuTensor> CpuBackend::linear(const tensor& x, const weight& w) const {
-  if (!w.bound() || w.shape.size() != 2) {
-    return fail(op_error("linear", "weight '" + w.name + "' is not a bound matrix"));
-  }
-  if (x.cols != w.cols()) {
-    return fail(op_error("linear", "input has " + std::to_string(x.cols) + " features, weight '" +
-                                       w.name + "' expects " + std::to_string(w.cols())));
-  }
+  EREDU_TRY_VOID(check_linear_weight(x, w));
   EREDU_TRY(CpuTensor y, make_tensor("linear", x.rows, w.rows()));
   EREDU_TRY_VOID(run_kernel("linear", [&] {
     kernels().matmul(view_of(w), x.data.data(), x.rows, y.data.data(), pool_.get());
   }));
   return y;
+}
+
+Result<std::vector<CpuTensor>> CpuBackend::linear_shared_input(
+    const tensor& x, std::span<const weight* const> ws) const {
+  EREDU_TRY(auto views, allocate<MatrixView>("linear", ws.size()));
+  EREDU_TRY(auto outputs, allocate<float*>("linear", ws.size()));
+  std::vector<CpuTensor> ys;
+  try {
+    ys.reserve(ws.size());
+  } catch (const std::bad_alloc&) {
+    return fail(capacity_error("linear", bytes_of(ws.size(), sizeof(CpuTensor))));
+  }
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    const weight& w = *ws[i];
+    EREDU_TRY_VOID(check_linear_weight(x, w));
+    EREDU_TRY(CpuTensor y, make_tensor("linear", x.rows, w.rows()));
+    views[i] = view_of(w);
+    outputs[i] = y.data.data();
+    ys.push_back(std::move(y));  // reserved: cannot throw, and moving keeps the data in place
+  }
+  EREDU_TRY_VOID(run_kernel("linear", [&] {
+    kernels().matmul_shared_input(views, x.data.data(), x.rows, outputs, pool_.get());
+  }));
+  return ys;
 }
 
 Result<CpuTensor> CpuBackend::rms_norm(const tensor& x, const weight& gain,

@@ -2,6 +2,8 @@
 // Internal: the threaded kernels, written once against VecOps. dispatch.cpp binds them to a
 // VecOps table to form each ISA's KernelTable.
 
+#include <span>
+
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/cpu/thread_pool.hpp"
 #include "vec_ops.hpp"
@@ -23,6 +25,14 @@ constexpr std::size_t grain_for(std::size_t work_per_index) noexcept {
 bool supports_matmul(DType dtype) noexcept;
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool);
+// One token through several weights of its width: ys[i] = matmul(ws[i]) bit for bit, the
+// activation forms made once and all the rows one pool job (one_token_matmul.cpp). Also the path
+// matmul() takes for one token.
+void matmul_one_token(const VecOps& ops, std::span<const MatrixView> ws, const float* x,
+                      std::span<float* const> ys, ThreadPool* pool);
+// Decodes one packed row into `buffer`, or returns the row itself when it is already F32.
+const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::size_t n,
+                        float* buffer);
 void get_row(const VecOps& ops, const MatrixView& table, std::size_t row, float* out);
 void rms_norm(const float* x, const float* weight, std::size_t n_rows, std::size_t n, float eps,
               float* y, ThreadPool* pool);

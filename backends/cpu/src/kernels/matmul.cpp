@@ -3,21 +3,15 @@
 // Each output element is produced by one thread with one fixed sequence of operations, so results
 // do not depend on the thread count or on which thread takes which piece.
 //
-// One token (decode): threads split the output rows; each row is one dot product (quant_row_dot on
-// the 8-bit activation blocks, or dot_f32 on the decoded row). Where the table has a one-token
-// product for the encoding (quant_matvec), each thread's share of rows is one call of it, which
-// lays the activations out once for all those rows and gives every row quant_row_dot's value.
-// F16 / BF16 rows (up to kTokenTile tokens) read the activations rounded to and stored in the
-// weights' type, so that a long activation row stays in L1 while the weights stream past.
+// One token (decode) goes to matmul_one_token (one_token_matmul.cpp), which also runs several
+// weights that read the same token (Q/K/V, gate/up) as one job over one activation. Up to
+// kTokenTile tokens (a speculative verification) take the per-row products below with the
+// one-token values: quant_row_dot on the 8-bit activation blocks, F16 / BF16 rows against the
+// activations stored in the weights' type, or dot_f32 on the decoded row.
 //
 // K-quants and IQ4_XS, when the ISA has their integer kernel: the activations are quantized to
-// q8_K once per row, and one KQuantGemm serves both cases (rows split across threads for one
-// token, the tile grid below for several), giving every element the same value either way.
-//
-// The quantized activation is not shared between products that read the same input (Q/K/V,
-// gate/up): this layer sees only a pointer, which the next layer rewrites in place, so a cache
-// would need a generation the callers do not pass; and quantizing one row costs about 1/rows of
-// the product it feeds (0.05% for a 2048-row matrix).
+// q8_K once per row, and one KQuantGemm serves every token count (rows split across threads for
+// one token, the tile grid below for several), giving every element the same value either way.
 //
 // Several tokens (prompt batches), when the ISA has tiled kernels (float-decoded encodings: more
 // than kTokenTile tokens, see matmul()): the activations are quantized
@@ -39,6 +33,7 @@
 
 #include "eredu/backends/cpu/reference.hpp"
 #include "kernel_impl.hpp"
+#include "thread_scratch.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -57,31 +52,8 @@ constexpr std::size_t kFloatBlockBytes = std::size_t{128} << 10;
 constexpr std::size_t kFloatMinRowTiles = 4;   // long rows: still 4 tiles per activation tile
 constexpr std::size_t kFloatMaxRowBlock = 48;  // a multiple of the 3- and 6-row tiles
 
-// Per-thread scratch that grows to the largest size asked for and is then reused (no allocation per
-// call once warm). One buffer per purpose: decode keeps its small one-row buffer cache-resident
-// while the tiled path's larger buffers live elsewhere, and buffers that are live at the same time
-// (a prompt's activations, codes and scales) never alias.
-template <typename T, typename Purpose>
-T* thread_scratch(std::size_t n) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-struct DecodedRow;    // one row decoded to floats (decode)
-struct TileRows;      // decoded row blocks, quant_gemm's scratch (prompts)
-struct RoundedAct;    // activations rounded to F16 / BF16 precision
-struct HalfAct;       // activations stored as F16 / BF16
-struct PromptCodes;   // PromptActivations::codes
-struct PromptScales;  // PromptActivations::d
-struct PromptSums;    // PromptActivations::s
-struct ActQ8;         // activations quantized to 8-bit blocks of 32
-struct ActQ8K;        // activations quantized to q8_K
-struct MatvecLayout;  // quant_matvec's activation layout
-struct alignas(64) CacheLine {
-  std::byte bytes[64];
-};
+}  // namespace
 
-// Decodes one packed row into `buffer` (or returns the row itself when it is already F32).
 const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::size_t n,
                         float* buffer) {
   switch (dtype) {
@@ -95,7 +67,6 @@ const float* decode_row(const VecOps& ops, DType dtype, const void* row, std::si
       return buffer;
   }
 }
-}  // namespace
 
 bool supports_matmul(DType dtype) noexcept {
   return reference::supports_dtype(dtype);
@@ -138,23 +109,14 @@ std::size_t float_token_chunk(std::size_t rows, std::size_t row_block, std::size
   return n_row_blocks >= 4 * threads ? std::max<std::size_t>(n_tokens, 1) : kGemmTokens;
 }
 
-// K-quants and IQ4_XS on an ISA with their integer kernel, for any token count: the activations
-// are quantized to q8_K once (in parallel across tokens), then one token splits the rows across
-// threads (the kernel streams one row at a time) and several tokens run the tiled grid.
+// K-quants and IQ4_XS on an ISA with their integer kernel, for several tokens: the activations are
+// quantized to q8_K once (in parallel across tokens), then the tiled grid runs.
 void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, const float* x,
                    std::size_t n_tokens, float* y, ThreadPool* pool) {
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
   const std::size_t n_super = w.cols / encoding::kQK_K;
   encoding::BlockQ8_K* xq = thread_scratch<encoding::BlockQ8_K, ActQ8K>(n_super * n_tokens);
-  if (n_tokens == 1) {
-    ops.quantize_act_q8k(x, xq, w.cols);
-    auto rows = [&](std::size_t r0, std::size_t r1) {
-      kgemm(base + r0 * row_bytes, row_bytes, r1 - r0, xq, n_super, 1, y + r0, w.rows);
-    };
-    parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
-    return;
-  }
   auto quantize = [&](std::size_t t0, std::size_t t1) {
     for (std::size_t t = t0; t < t1; ++t)
       ops.quantize_act_q8k(x + t * w.cols, xq + t * n_super, w.cols);
@@ -357,6 +319,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool) {
   if (w.rows == 0 || n_tokens == 0) return;
+  if (n_tokens == 1) return matmul_one_token(ops, {&w, 1}, x, {&y, 1}, pool);
   if (w.rows * w.cols * n_tokens < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
   const KQuantGemm kgemm = ops.quantize_act_q8k != nullptr && ops.kquant_gemm != nullptr
                                ? ops.kquant_gemm(w.dtype)
@@ -386,20 +349,6 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
       ops.quantize_act_q8(x + t * w.cols, buffer + t * n_blocks, w.cols);
     }
     xq = buffer;
-  }
-
-  // One token with a one-token product: each thread lays the activations out once for its rows.
-  const QuantMatvec qmatvec = qdot != nullptr && n_tokens == 1 && ops.quant_matvec != nullptr
-                                  ? ops.quant_matvec(w.dtype)
-                                  : nullptr;
-  if (qmatvec != nullptr) {
-    auto matvec_rows = [&](std::size_t r0, std::size_t r1) {
-      const std::size_t lines = (quant_matvec_scratch_bytes(n_blocks) + 63) / 64;
-      qmatvec(base + r0 * row_bytes, row_bytes, r1 - r0, xq, n_blocks, y + r0,
-              thread_scratch<CacheLine, MatvecLayout>(lines));
-    };
-    parallel_for(pool, w.rows, matvec_rows, std::max(kRowGrain, grain_for(w.cols)));
-    return;
   }
 
   // F16 / BF16 rows against the activations stored in the weights' type: the values below, bit

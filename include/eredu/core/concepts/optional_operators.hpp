@@ -12,10 +12,16 @@
 //   rotary_scaled(const tensor& x, const RotarySpec&, std::uint32_t first_position,
 //                 const weight& factors)                               kRotaryFrequencyFactors
 //       rotary, with pair i's angle divided by factors[i] (rotated_dims / 2 values)
+//   linear_shared_input(const tensor& x, std::span<const weight* const> ws)  kSharedInputLinear
+//       -> Result<std::vector<tensor>, error>: {linear(x, *ws[0]), linear(x, *ws[1]), ...} with
+//       linear's values, x read once for all of them (Q/K/V, gate/up). A fusion, never required:
+//       where it is absent a family takes one linear per weight.
 
 #include <concepts>
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "eredu/core/concepts/diagnose.hpp"
 #include "eredu/core/concepts/neural_backend.hpp"
@@ -43,6 +49,14 @@ concept has_rotary_scaled = requires(const B& b, const typename B::tensor& x,
   { b.rotary_scaled(x, spec, first_position, factors) } -> returns_tensor<B>;
 };
 
+template <typename B>
+concept has_linear_shared_input = requires(const B& b, const typename B::tensor& x,
+                                           std::span<const typename B::weight* const> ws) {
+  {
+    b.linear_shared_input(x, ws)
+    } -> std::same_as<Result<std::vector<typename B::tensor>, typename B::error>>;
+};
+
 // A declared operator has its member (an undeclared one may exist; it is then simply unused).
 template <typename B, OptionalOperator op, bool has_member>
 concept declared_implies_member = !B::operator_capabilities.has(op) || has_member;
@@ -65,7 +79,12 @@ concept declared_implies_member = !B::operator_capabilities.has(op) || has_membe
         ::eredu::OptionalOperator::kRotaryFrequencyFactors,                                        \
         ::eredu::optional_operator_requirements::has_rotary_scaled<B>>),                          \
     "NeuralBackend declares rotary_frequency_factors but lacks rotary_scaled(const tensor&, "     \
-    "const RotarySpec&, std::uint32_t, const weight&) const -> Result<tensor, error>")
+    "const RotarySpec&, std::uint32_t, const weight&) const -> Result<tensor, error>")             \
+  X((::eredu::optional_operator_requirements::declared_implies_member<B,                          \
+        ::eredu::OptionalOperator::kSharedInputLinear,                                             \
+        ::eredu::optional_operator_requirements::has_linear_shared_input<B>>),                    \
+    "NeuralBackend declares shared_input_linear but lacks linear_shared_input(const tensor&, "    \
+    "std::span<const weight* const>) const -> Result<std::vector<tensor>, error>")
 // clang-format on
 
 namespace eredu {
@@ -78,7 +97,9 @@ inline constexpr bool provides = NeuralBackend<B>&& B::operator_capabilities.has
                                   (op == OptionalOperator::kHeadRmsNorm &&
                                    optional_operator_requirements::has_head_rms_norm<B>) ||
                                   (op == OptionalOperator::kRotaryFrequencyFactors &&
-                                   optional_operator_requirements::has_rotary_scaled<B>));
+                                   optional_operator_requirements::has_rotary_scaled<B>) ||
+                                  (op == OptionalOperator::kSharedInputLinear &&
+                                   optional_operator_requirements::has_linear_shared_input<B>));
 
 template <typename B>
 concept OptionalOperatorsConsistent =

@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -176,13 +178,36 @@ class DecoderModel {
       }
     };
 
+    // x through weights that all read it: one call where the backend reads x once for all of
+    // them (shared_input_linear), one linear each otherwise; the values are linear's either way.
+    using weight = typename B::weight;
+    auto linears = [&](const tensor& x,
+                       std::initializer_list<const weight*> ws) -> Result<std::vector<tensor>> {
+      if constexpr (provides<B, OptionalOperator::kSharedInputLinear>) {
+        return b.linear_shared_input(x, std::span<const weight* const>(ws.begin(), ws.size()));
+      } else {
+        std::vector<tensor> ys;
+        try {
+          ys.reserve(ws.size());
+        } catch (const std::bad_alloc&) {
+          return fail(ErrorCode::kCapacityExhausted, "decoder: cannot allocate a list of outputs");
+        }
+        for (const weight* wi : ws) {
+          EREDU_TRY(tensor y, b.linear(x, *wi));
+          ys.push_back(std::move(y));
+        }
+        return ys;
+      }
+    };
+
     EREDU_TRY(tensor x, b.embedding(w(token_embd_), tokens));
     for (std::uint32_t i = 0; i < c.n_layer; ++i) {
       const DecoderLayer<B>& l = layers_[i];
       EREDU_TRY(tensor xn, b.rms_norm(x, w(l.attn_norm), norm));
-      EREDU_TRY(tensor q0, b.linear(xn, w(l.attn_q)));
-      EREDU_TRY(tensor k0, b.linear(xn, w(l.attn_k)));
-      EREDU_TRY(tensor v, b.linear(xn, w(l.attn_v)));
+      EREDU_TRY(auto qkv, linears(xn, {&w(l.attn_q), &w(l.attn_k), &w(l.attn_v)}));
+      tensor q0 = std::move(qkv[0]);
+      tensor k0 = std::move(qkv[1]);
+      tensor v = std::move(qkv[2]);
       if (c.qkv_bias) {
         EREDU_TRY_VOID(bias(q0, l.attn_q_bias));
         EREDU_TRY_VOID(bias(k0, l.attn_k_bias));
@@ -199,9 +224,8 @@ class DecoderModel {
       EREDU_TRY(tensor o, b.linear(a, w(l.attn_output)));
       EREDU_TRY(tensor h, b.add(x, o));
       EREDU_TRY(tensor hn, b.rms_norm(h, w(l.ffn_norm), norm));
-      EREDU_TRY(tensor gate, b.linear(hn, w(l.ffn_gate)));
-      EREDU_TRY(tensor up, b.linear(hn, w(l.ffn_up)));
-      EREDU_TRY(tensor act, b.swiglu(gate, up));
+      EREDU_TRY(auto gate_up, linears(hn, {&w(l.ffn_gate), &w(l.ffn_up)}));
+      EREDU_TRY(tensor act, b.swiglu(gate_up[0], gate_up[1]));
       EREDU_TRY(tensor down, b.linear(act, w(l.ffn_down)));
       EREDU_TRY(tensor next, b.add(h, down));
       x = std::move(next);

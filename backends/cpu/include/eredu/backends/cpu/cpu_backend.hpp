@@ -68,7 +68,7 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
   using kv_cache = CpuKvCache;
   static constexpr OperatorCapabilities operator_capabilities{
       OptionalOperator::kBiasAdd, OptionalOperator::kHeadRmsNorm,
-      OptionalOperator::kRotaryFrequencyFactors};
+      OptionalOperator::kRotaryFrequencyFactors, OptionalOperator::kSharedInputLinear};
   // ParameterBackend
   using parameter = CpuWeight;
   using materialized_weight = CpuWeight;
@@ -113,6 +113,10 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
   [[nodiscard]] Result<tensor> rotary_scaled(const tensor& x, const RotarySpec& spec,
                                              std::uint32_t first_position,
                                              const weight& factors) const;
+  // One token's activation made once and every weight's rows in one pool job
+  // (KernelTable::matmul_shared_input); several tokens: one linear per weight.
+  [[nodiscard]] Result<std::vector<tensor>> linear_shared_input(
+      const tensor& x, std::span<const weight* const> ws) const;
 
   // --- ParameterBackend (static: no instance needed) ---
   // Metadata only: the recipe must be a whole-tensor Source whose encoding the kernels read.

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -92,6 +93,14 @@ struct KernelTable {
   // streamed once per tile of tokens. y must not alias x.
   void (*matmul)(const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
                  ThreadPool* pool);
+
+  // Several products of the same input x [n_tokens][cols] with weights of that width (Q/K/V,
+  // gate/up): ys[i] = matmul(ws[i], x) bit for bit. For one token the activation's quantized or
+  // rounded form is made once for all of them and every weight's rows are one pool job (cut by
+  // bytes, one share per thread), so a layer hands out and waits for fewer jobs. No ys[i] may
+  // alias x or another ys[j].
+  void (*matmul_shared_input)(std::span<const MatrixView> ws, const float* x, std::size_t n_tokens,
+                              std::span<float* const> ys, ThreadPool* pool);
 
   // Row-wise RMS norm (see reference::rms_norm). y may equal x.
   void (*rms_norm)(const float* x, const float* weight, std::size_t n_rows, std::size_t n,
