@@ -80,11 +80,8 @@ constexpr KernelTable make_table(Isa isa) {
         detail::matmul(Ops(), w, x, n_tokens, y, pool);
       },
       [](std::span<const MatrixView> ws, const float* x, std::size_t n_tokens,
-         std::span<float* const> ys, ThreadPool* pool) {
-        if (n_tokens == 1) return detail::matmul_one_token(Ops(), ws, x, ys, pool);
-        for (std::size_t i = 0; i < ws.size(); ++i)
-          detail::matmul(Ops(), ws[i], x, n_tokens, ys[i], pool);
-      },
+         std::span<float* const> ys,
+         ThreadPool* pool) { detail::matmul_shared_input(Ops(), ws, x, n_tokens, ys, pool); },
       detail::rms_norm,
       detail::rope,
       [](const AttentionArgs& args, ThreadPool* pool) { detail::attention(Ops(), args, pool); },

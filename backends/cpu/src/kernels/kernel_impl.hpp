@@ -25,6 +25,10 @@ constexpr std::size_t grain_for(std::size_t work_per_index) noexcept {
 bool supports_matmul(DType dtype) noexcept;
 void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
             ThreadPool* pool);
+// Several products of one input x [n_tokens][cols]: ys[i] = matmul(ws[i]) bit for bit, each
+// activation form made once for all of them (token_forms.hpp).
+void matmul_shared_input(const VecOps& ops, std::span<const MatrixView> ws, const float* x,
+                         std::size_t n_tokens, std::span<float* const> ys, ThreadPool* pool);
 // One token through several weights of its width: ys[i] = matmul(ws[i]) bit for bit, the
 // activation forms made once and all the rows one pool job (one_token_matmul.cpp). Also the path
 // matmul() takes for one token.

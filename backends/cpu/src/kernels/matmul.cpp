@@ -34,6 +34,7 @@
 #include "eredu/backends/cpu/reference.hpp"
 #include "kernel_impl.hpp"
 #include "thread_scratch.hpp"
+#include "token_forms.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -109,19 +110,15 @@ std::size_t float_token_chunk(std::size_t rows, std::size_t row_block, std::size
   return n_row_blocks >= 4 * threads ? std::max<std::size_t>(n_tokens, 1) : kGemmTokens;
 }
 
-// K-quants and IQ4_XS on an ISA with their integer kernel, for several tokens: the activations are
-// quantized to q8_K once (in parallel across tokens), then the tiled grid runs.
-void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, const float* x,
-                   std::size_t n_tokens, float* y, ThreadPool* pool) {
+// K-quants and IQ4_XS on an ISA with their integer kernel, for several tokens: the activations as
+// q8_K (made once, in parallel across tokens), then the tiled grid.
+void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, TokenForms& forms,
+                   float* y, ThreadPool* pool) {
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
   const std::size_t n_super = w.cols / encoding::kQK_K;
-  encoding::BlockQ8_K* xq = thread_scratch<encoding::BlockQ8_K, ActQ8K>(n_super * n_tokens);
-  auto quantize = [&](std::size_t t0, std::size_t t1) {
-    for (std::size_t t = t0; t < t1; ++t)
-      ops.quantize_act_q8k(x + t * w.cols, xq + t * n_super, w.cols);
-  };
-  parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+  const std::size_t n_tokens = forms.n_tokens();
+  const encoding::BlockQ8_K* xq = forms.q8k(pool);
   const KQuantGemm prompt_gemm = n_tokens > kTokenTile && ops.kquant_prompt_gemm != nullptr
                                      ? ops.kquant_prompt_gemm(w.dtype)
                                      : nullptr;
@@ -152,19 +149,13 @@ std::size_t float_row_block(const VecOps& ops, std::size_t cols) {
   return std::clamp(fit / tile * tile, kFloatMinRowTiles * tile, kFloatMaxRowBlock / tile * tile);
 }
 
-// F16 / BF16 weights on an ISA with HalfGemm: the activations are rounded to the weights' type
-// once (the values round_act_to_half gives, stored as halves), and the tiles read the rows as
-// stored.
-void half_tiled_matmul(const VecOps& ops, HalfGemm gemm,
-                       void (*convert)(const float*, std::uint16_t*, std::size_t),
-                       const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
-                       ThreadPool* pool) {
+// F16 / BF16 weights on an ISA with HalfGemm: the activations rounded to the weights' type (the
+// values round_act_to_half gives, stored as halves), and the tiles read the rows as stored.
+void half_tiled_matmul(const VecOps& ops, HalfGemm gemm, const MatrixView& w, TokenForms& forms,
+                       float* y, ThreadPool* pool) {
   const auto* rows = static_cast<const std::uint16_t*>(w.data);
-  std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
-  auto round = [&](std::size_t t0, std::size_t t1) {
-    convert(x + t0 * w.cols, halves + t0 * w.cols, (t1 - t0) * w.cols);
-  };
-  parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
+  const std::size_t n_tokens = forms.n_tokens();
+  const std::uint16_t* halves = forms.halves(w.dtype, pool);
   const std::size_t row_block = float_row_block(ops, w.cols);
   for_each_tile_item(
       pool, w.rows, row_block, n_tokens,
@@ -179,23 +170,22 @@ void half_tiled_matmul(const VecOps& ops, HalfGemm gemm,
 // (the rounding round_act_to_half performs, kept in half the bytes so that a long activation row
 // stays in L1 while the weights stream past): each element is the value the float token kernel
 // gives on the rounded activations, bit for bit. False where the ISA has no such kernel.
-bool half_token_rows(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
-                     float* y, ThreadPool* pool) {
+bool half_token_rows(const VecOps& ops, const MatrixView& w, TokenForms& forms, float* y,
+                     ThreadPool* pool) {
   using HalfTokens = void (*)(const std::uint16_t*, const std::uint16_t*, std::size_t, std::size_t,
                               std::size_t, float*, std::size_t);
-  using Convert = void (*)(const float*, std::uint16_t*, std::size_t);
   HalfTokens dot = nullptr;
-  Convert convert = nullptr;
+  bool convert = false;
   if (w.dtype == DType::kF16) {
     dot = ops.dot_f16_f16_tokens;
-    convert = ops.f32_to_f16;
+    convert = ops.f32_to_f16 != nullptr;
   } else if (w.dtype == DType::kBF16) {
     dot = ops.dot_bf16_bf16_tokens;
-    convert = ops.f32_to_bf16;
+    convert = ops.f32_to_bf16 != nullptr;
   }
-  if (dot == nullptr || convert == nullptr) return false;
-  std::uint16_t* halves = thread_scratch<std::uint16_t, HalfAct>(n_tokens * w.cols);
-  convert(x, halves, n_tokens * w.cols);
+  if (dot == nullptr || !convert) return false;
+  const std::size_t n_tokens = forms.n_tokens();
+  const std::uint16_t* halves = forms.halves(w.dtype, pool);
   const auto* base = static_cast<const std::uint16_t*>(w.data);
   auto rows = [&](std::size_t r0, std::size_t r1) {
     for (std::size_t o = r0; o < r1; ++o)
@@ -206,46 +196,27 @@ bool half_token_rows(const VecOps& ops, const MatrixView& w, const float* x, std
 }
 
 // The prompt-batch path; false when this ISA has no tiled kernel for the encoding.
-bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens,
-                  float* y, ThreadPool* pool) {
+bool tiled_matmul(const VecOps& ops, const MatrixView& w, TokenForms& forms, float* y,
+                  ThreadPool* pool) {
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
+  const std::size_t n_tokens = forms.n_tokens();
 
   const QuantPromptGemm prompt_gemm =
       n_tokens > kTokenTile && ops.quantize_act_q8 != nullptr && ops.quant_prompt_gemm != nullptr
           ? ops.quant_prompt_gemm(w.dtype)
           : nullptr;
   if (prompt_gemm != nullptr) {
-    // Quantized once, then laid out as the prompt products read them (codes + 128, scales apart).
+    // Quantized, then laid out as the prompt products read them (codes + 128, scales apart).
     const std::size_t n_blocks = w.cols / 32;
-    ActQ8Block* xq = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
-    std::uint8_t* codes = thread_scratch<std::uint8_t, PromptCodes>(n_blocks * n_tokens * 32);
-    float* scales = thread_scratch<float, PromptScales>(n_blocks * n_tokens);
-    float* sums = thread_scratch<float, PromptSums>(n_blocks * n_tokens);
-    auto quantize = [&](std::size_t t0, std::size_t t1) {
-      for (std::size_t t = t0; t < t1; ++t) {
-        ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
-        for (std::size_t b = t * n_blocks; b < (t + 1) * n_blocks; ++b) {
-          // + 128 modulo 256 flips the sign bit: eight codes per step.
-          for (std::size_t i = 0; i < 32; i += 8) {
-            std::uint64_t eight;
-            std::memcpy(&eight, xq[b].qs + i, 8);
-            eight ^= 0x8080808080808080ULL;
-            std::memcpy(codes + 32 * b + i, &eight, 8);
-          }
-          scales[b] = xq[b].d;
-          sums[b] = xq[b].s;
-        }
-      }
-    };
-    parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+    const PromptActivations xp = forms.prompt_q8(pool);
     // A work item repacks its rows once, so it takes all the tokens when there are enough row
     // blocks to keep every thread busy.
     for_each_tile_item(
         pool, w.rows, kPromptRowBlock, n_tokens,
         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
-          const PromptActivations xt{codes + t0 * n_blocks * 32, scales + t0 * n_blocks,
-                                     sums + t0 * n_blocks};
+          const PromptActivations xt{xp.codes + t0 * n_blocks * 32, xp.d + t0 * n_blocks,
+                                     xp.s + t0 * n_blocks};
           prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xt, n_blocks, t1 - t0,
                       y + t0 * w.rows + r0, w.rows);
         },
@@ -258,12 +229,7 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
                               : nullptr;
   if (qgemm != nullptr) {
     const std::size_t n_blocks = w.cols / 32;
-    ActQ8Block* xq = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
-    auto quantize = [&](std::size_t t0, std::size_t t1) {
-      for (std::size_t t = t0; t < t1; ++t)
-        ops.quantize_act_q8(x + t * w.cols, xq + t * n_blocks, w.cols);
-    };
-    parallel_for(pool, n_tokens, quantize, grain_for(8 * w.cols));
+    const ActQ8Block* xq = forms.q8(pool);
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
                          float* scratch = thread_scratch<float, TileRows>(
@@ -275,22 +241,17 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   }
 
   if (w.dtype == DType::kF16 && ops.f16_gemm != nullptr && ops.f32_to_f16 != nullptr) {
-    half_tiled_matmul(ops, ops.f16_gemm, ops.f32_to_f16, w, x, n_tokens, y, pool);
+    half_tiled_matmul(ops, ops.f16_gemm, w, forms, y, pool);
     return true;
   }
   if (w.dtype == DType::kBF16 && ops.bf16_gemm != nullptr && ops.f32_to_bf16 != nullptr) {
-    half_tiled_matmul(ops, ops.bf16_gemm, ops.f32_to_bf16, w, x, n_tokens, y, pool);
+    half_tiled_matmul(ops, ops.bf16_gemm, w, forms, y, pool);
     return true;
   }
   if (ops.float_gemm == nullptr) return false;
-  if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16)) {
-    float* rounded = thread_scratch<float, RoundedAct>(n_tokens * w.cols);
-    auto round = [&](std::size_t t0, std::size_t t1) {
-      ops.round_act_to_half(w.dtype, x + t0 * w.cols, rounded + t0 * w.cols, (t1 - t0) * w.cols);
-    };
-    parallel_for(pool, n_tokens, round, grain_for(4 * w.cols));
-    x = rounded;
-  }
+  const float* x = forms.f32();
+  if (ops.round_act_to_half != nullptr && (w.dtype == DType::kF16 || w.dtype == DType::kBF16))
+    x = forms.rounded(w.dtype, pool);
   const std::size_t row_block = float_row_block(ops, w.cols);
   for_each_tile_item(
       pool, w.rows, row_block, n_tokens,
@@ -314,17 +275,16 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, const float* x, std::s
   return true;
 }
 
-}  // namespace
-
-void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
-            ThreadPool* pool) {
-  if (w.rows == 0 || n_tokens == 0) return;
-  if (n_tokens == 1) return matmul_one_token(ops, {&w, 1}, x, {&y, 1}, pool);
+// Several tokens through one weight, reading the activation forms `forms` makes (or already made
+// for another weight of the same input).
+void matmul_tokens(const VecOps& ops, const MatrixView& w, TokenForms& forms, float* y,
+                   ThreadPool* pool) {
+  const std::size_t n_tokens = forms.n_tokens();
   if (w.rows * w.cols * n_tokens < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
   const KQuantGemm kgemm = ops.quantize_act_q8k != nullptr && ops.kquant_gemm != nullptr
                                ? ops.kquant_gemm(w.dtype)
                                : nullptr;
-  if (kgemm != nullptr) return kquant_matmul(ops, kgemm, w, x, n_tokens, y, pool);
+  if (kgemm != nullptr) return kquant_matmul(ops, kgemm, w, forms, y, pool);
   // Float-decoded encodings (F32, F16, BF16, ...): a batch of up to kTokenTile tokens takes the
   // one-token kernels below, token by token over each decoded row, so every element is the
   // one-token path's value bit for bit (FloatGemm rounds differently: one accumulator per element
@@ -332,29 +292,20 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
   // each position exactly as a decode would; longer batches (prompts) keep the faster tiles.
   const bool integer_tiles = ops.quantize_act_q8 != nullptr && ops.quant_gemm != nullptr &&
                              ops.quant_gemm(w.dtype) != nullptr;
-  if (n_tokens > 1 && (integer_tiles || n_tokens > kTokenTile) &&
-      tiled_matmul(ops, w, x, n_tokens, y, pool)) {
-    return;
-  }
+  if ((integer_tiles || n_tokens > kTokenTile) && tiled_matmul(ops, w, forms, y, pool)) return;
   const std::size_t row_bytes = packed_row_bytes(w.dtype, w.cols);
   const auto* base = static_cast<const std::byte*>(w.data);
 
-  // Integer path: quantize every activation row once, up front, on the calling thread.
+  // Integer path: the 8-bit activation blocks.
   const QuantRowDot qdot = ops.quantize_act_q8 != nullptr ? ops.quant_row_dot(w.dtype) : nullptr;
   const std::size_t n_blocks = w.cols / 32;
-  const ActQ8Block* xq = nullptr;
-  if (qdot != nullptr) {
-    ActQ8Block* buffer = thread_scratch<ActQ8Block, ActQ8>(n_blocks * n_tokens);
-    for (std::size_t t = 0; t < n_tokens; ++t) {
-      ops.quantize_act_q8(x + t * w.cols, buffer + t * n_blocks, w.cols);
-    }
-    xq = buffer;
-  }
+  const ActQ8Block* xq = qdot != nullptr ? forms.q8(pool) : nullptr;
 
   // F16 / BF16 rows against the activations stored in the weights' type: the values below, bit
   // for bit.
-  if (half_token_rows(ops, w, x, n_tokens, y, pool)) return;
+  if (half_token_rows(ops, w, forms, y, pool)) return;
 
+  const float* x = forms.f32();
   auto rows = [&](std::size_t r0, std::size_t r1) {
     float* buffer = qdot != nullptr ? nullptr : thread_scratch<float, DecodedRow>(w.cols);
     for (std::size_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {
@@ -380,6 +331,26 @@ void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t 
     }
   };
   parallel_for(pool, w.rows, rows, std::max(kRowGrain, grain_for(w.cols)));
+}
+
+}  // namespace
+
+void matmul(const VecOps& ops, const MatrixView& w, const float* x, std::size_t n_tokens, float* y,
+            ThreadPool* pool) {
+  if (w.rows == 0 || n_tokens == 0) return;
+  if (n_tokens == 1) return matmul_one_token(ops, {&w, 1}, x, {&y, 1}, pool);
+  TokenForms forms(ops, x, n_tokens, w.cols);
+  matmul_tokens(ops, w, forms, y, pool);
+}
+
+void matmul_shared_input(const VecOps& ops, std::span<const MatrixView> ws, const float* x,
+                         std::size_t n_tokens, std::span<float* const> ys, ThreadPool* pool) {
+  if (ws.empty() || n_tokens == 0) return;
+  if (n_tokens == 1) return matmul_one_token(ops, ws, x, ys, pool);
+  TokenForms forms(ops, x, n_tokens, ws[0].cols);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    if (ws[i].rows > 0) matmul_tokens(ops, ws[i], forms, ys[i], pool);
+  }
 }
 
 }  // namespace eredu::cpu::detail

@@ -21,6 +21,7 @@
 #include "eredu/backends/cpu/reference.hpp"
 #include "kernel_impl.hpp"
 #include "thread_scratch.hpp"
+#include "token_forms.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -77,7 +78,7 @@ Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
   return p;
 }
 
-// The token in every form some product reads, made once.
+// The token in every form some product reads.
 struct Activations {
   const float* f32 = nullptr;
   const encoding::BlockQ8_K* q8k = nullptr;
@@ -86,39 +87,23 @@ struct Activations {
   const std::uint16_t* bf16 = nullptr;
 };
 
-Activations prepare(const VecOps& ops, std::span<const Product> products, const float* x,
-                    std::size_t cols) {
+// Each form some product reads, made once on the calling thread, before the job reads it.
+Activations prepare(std::span<const Product> products, TokenForms& forms) {
   Activations a;
-  a.f32 = x;
+  a.f32 = forms.f32();
   for (const Product& p : products) {
     switch (p.form) {
       case Form::kQ8K:
-        if (a.q8k == nullptr) {
-          auto* q = thread_scratch<encoding::BlockQ8_K, ActQ8K>(cols / encoding::kQK_K);
-          ops.quantize_act_q8k(x, q, cols);
-          a.q8k = q;
-        }
+        a.q8k = forms.q8k(nullptr);
         break;
       case Form::kQ8:
-        if (a.q8 == nullptr) {
-          auto* q = thread_scratch<ActQ8Block, ActQ8>(cols / 32);
-          ops.quantize_act_q8(x, q, cols);
-          a.q8 = q;
-        }
+        a.q8 = forms.q8(nullptr);
         break;
       case Form::kF16:
-        if (a.f16 == nullptr) {
-          auto* h = thread_scratch<std::uint16_t, HalfAct>(cols);
-          ops.f32_to_f16(x, h, cols);
-          a.f16 = h;
-        }
+        a.f16 = forms.halves(DType::kF16, nullptr);
         break;
       case Form::kBF16:
-        if (a.bf16 == nullptr) {
-          auto* h = thread_scratch<std::uint16_t, Bf16Act>(cols);
-          ops.f32_to_bf16(x, h, cols);
-          a.bf16 = h;
-        }
+        a.bf16 = forms.halves(DType::kBF16, nullptr);
         break;
       case Form::kF32:
         break;
@@ -214,7 +199,8 @@ void matmul_one_token(const VecOps& ops, std::span<const MatrixView> ws, const f
   }
   if (n == 0) return;
   const std::span<const Product> group(products, n);
-  const Activations a = prepare(ops, group, x, ws[0].cols);
+  TokenForms forms(ops, x, 1, ws[0].cols);
+  const Activations a = prepare(group, forms);
 
   if (work < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
   const std::size_t shares = pool != nullptr ? pool->size() : 1;

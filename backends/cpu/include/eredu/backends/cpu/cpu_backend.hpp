@@ -113,8 +113,8 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
   [[nodiscard]] Result<tensor> rotary_scaled(const tensor& x, const RotarySpec& spec,
                                              std::uint32_t first_position,
                                              const weight& factors) const;
-  // One token's activation made once and every weight's rows in one pool job
-  // (KernelTable::matmul_shared_input); several tokens: one linear per weight.
+  // The activation's forms made once for every weight, and for one token every weight's rows in
+  // one pool job (KernelTable::matmul_shared_input).
   [[nodiscard]] Result<std::vector<tensor>> linear_shared_input(
       const tensor& x, std::span<const weight* const> ws) const;
 

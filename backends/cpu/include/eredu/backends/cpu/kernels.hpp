@@ -95,8 +95,8 @@ struct KernelTable {
                  ThreadPool* pool);
 
   // Several products of the same input x [n_tokens][cols] with weights of that width (Q/K/V,
-  // gate/up): ys[i] = matmul(ws[i], x) bit for bit. For one token the activation's quantized or
-  // rounded form is made once for all of them and every weight's rows are one pool job (cut by
+  // gate/up): ys[i] = matmul(ws[i], x) bit for bit. Each activation form (quantized or rounded) is
+  // made once for all of them; for one token every weight's rows are also one pool job (cut by
   // bytes, one share per thread), so a layer hands out and waits for fewer jobs. No ys[i] may
   // alias x or another ys[j].
   void (*matmul_shared_input)(std::span<const MatrixView> ws, const float* x, std::size_t n_tokens,
