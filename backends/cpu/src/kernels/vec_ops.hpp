@@ -243,6 +243,8 @@ void kquant_decode_q6k_avx512(const void* w, std::size_t w_stride, std::size_t m
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantMatvec quant_matvec_avx512(DType dtype);
+// Q4_1 / Q5_0 / Q5_1 (two rows per register, the AVX2 row dots' values); null for the others.
+QuantMatvec quant_matvec_row_pairs_avx512(DType dtype);
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);

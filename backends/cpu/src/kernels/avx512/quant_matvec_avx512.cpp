@@ -1,5 +1,6 @@
 // AVX-512 one-token products of Q4_0 / Q8_0 weight rows with one activation row (decode), with
 // the values of the AVX-512 row dots (quant_avx512.cpp) bit for bit, and so of the AVX2 table's.
+// Q4_1 / Q5_0 / Q5_1 have theirs in quant_matvec_row_pairs_avx512.cpp.
 //
 // Why a second kernel for the same values: a decode product reads each weight once, so whatever a
 // row dot spends per block is spent on every weight of the model. The row dot also prepares, for
@@ -36,7 +37,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
@@ -280,102 +280,6 @@ void matvec(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block
     rows<F, 1>(base + r * w_stride, w_stride, xp, xd, x, n_blocks, y + r);
 }
 
-// Q5_0 (llama.cpp's stand-in for Q4_K where a row is no multiple of 256, so most of a Q4_K_M
-// SmolLM or Qwen2-0.5B): the AVX2 row dot keeps one chain per row, every block's eight exact lane
-// sums (lane l: elements 4l .. 4l + 3) converted and added by one fused multiply-add, scaled by
-// fl(d_w * d_x), in block order; then hsum. Pairing blocks would change that order, so here a
-// register holds two rows instead: row r in the low 256 bits, row r + 1 in the high, the same
-// activation block in both halves, and each half runs the AVX2 steps of its row exactly. The
-// codes are made unsigned (nibble | high bit << 4 = value + 16) for vpdpbusd, and the offset's
-// share, -16 x (sum of four activations), is laid out once per block as the start value.
-// smol135m Q4_K_M decode spent ~half its time in the AVX2 row dot.
-struct alignas(64) Q5_0Activations {
-  std::int8_t codes[32];
-  std::int32_t minus_off[8];
-};
-static_assert(sizeof(Q5_0Activations) == 64);
-
-void prepare_q5_0(const ActQ8Block* x, std::size_t n_blocks, Q5_0Activations* out, float* xd) {
-  const __m256i offset = _mm256_set1_epi8(16);
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    const __m256i codes = load256(x[b].qs);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out[b].codes), codes);
-    _mm256_store_si256(
-        reinterpret_cast<__m256i*>(out[b].minus_off),
-        _mm256_sub_epi32(_mm256_setzero_si256(),
-                         _mm256_dpbusd_epi32(_mm256_setzero_si256(), offset, codes)));
-    xd[b] = x[b].d;
-  }
-}
-
-// One block of two rows (w0: low half, w1: high half) added into their accumulator.
-inline __m512 q5_0_step(const enc::BlockQ5_0& w0, const enc::BlockQ5_0& w1,
-                        const Q5_0Activations& xa, float xd, __m512 acc) {
-  // Each row's 16 packed bytes twice, then the low nibbles (elements 0..15) and the high ones.
-  const __m512i packed =
-      _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(w0.qs))),
-                         _mm256_broadcastsi128_si256(load128(w1.qs)), 1);
-  __m512i codes = _mm512_and_si512(
-      _mm512_srlv_epi64(packed, _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0)), _mm512_set1_epi8(0x0F));
-  std::uint32_t h0, h1;
-  std::memcpy(&h0, w0.qh, 4);
-  std::memcpy(&h1, w1.qh, 4);
-  codes = _mm512_mask_add_epi8(codes, _cvtu64_mask64(h0 | std::uint64_t{h1} << 32), codes,
-                               _mm512_set1_epi8(16));
-  const __m512i sums = _mm512_dpbusd_epi32(_mm512_broadcast_i64x4(load256(xa.minus_off)), codes,
-                                           _mm512_broadcast_i64x4(load256(xa.codes)));
-  // fl(d_w * d_x) for both rows, each spread over its half.
-  const __m128 wd = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(w0.d), w1.d, 1));
-  const __m128 products = _mm_mul_ps(wd, _mm_set1_ps(xd));
-  const __m512 scales =
-      _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-                            _mm512_castps128_ps512(products));
-  return _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc);
-}
-
-// kPairs pairs of rows (the last may repeat its first row, `n_rows` odd), blocks in order, with
-// the rows' bytes hinted into L2 as one stream, as rows() does.
-template <std::size_t kPairs>
-void q5_0_rows(const std::byte* w, std::size_t w_stride, std::size_t n_rows,
-               const Q5_0Activations* xa, const float* xd, std::size_t n_blocks, float* y) {
-  using Block = enc::BlockQ5_0;
-  const Block* wr[2 * kPairs];
-  __m512 acc[kPairs];
-  for (std::size_t i = 0; i < 2 * kPairs; ++i)
-    wr[i] = reinterpret_cast<const Block*>(w + std::min(i, n_rows - 1) * w_stride);
-  for (std::size_t p = 0; p < kPairs; ++p)
-    acc[p] = _mm512_setzero_ps();
-  constexpr std::size_t kBlockBytes = sizeof(Block);
-  const char* next =
-      reinterpret_cast<const char*>(w) + std::max(2 * kPairs * w_stride, kAvx512StreamAheadBytes);
-  std::size_t hinted = 0;  // bytes of the stream hinted so far
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    for (; hinted < (b + 1) * 2 * kPairs * kBlockBytes; hinted += 64)
-      _mm_prefetch(next + hinted, _MM_HINT_T1);
-    for (std::size_t p = 0; p < kPairs; ++p)
-      acc[p] = q5_0_step(wr[2 * p][b], wr[2 * p + 1][b], xa[b], xd[b], acc[p]);
-  }
-  for (std::size_t p = 0; p < kPairs; ++p) {
-    y[2 * p] = hsum(_mm512_castps512_ps256(acc[p]));
-    if (2 * p + 1 < n_rows) y[2 * p + 1] = hsum(_mm512_extractf32x8_ps(acc[p], 1));
-  }
-}
-
-void matvec_q5_0(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
-                 std::size_t n_blocks, float* y, void* scratch) {
-  constexpr std::size_t kRowGroup = 4;
-  auto* xa = static_cast<Q5_0Activations*>(scratch);
-  auto* xd = reinterpret_cast<float*>(xa + n_blocks);
-  prepare_q5_0(x, n_blocks, xa, xd);
-  const auto* base = static_cast<const std::byte*>(w);
-  std::size_t r = 0;
-  for (; r + kRowGroup <= m; r += kRowGroup)
-    q5_0_rows<2>(base + r * w_stride, w_stride, kRowGroup, xa, xd, n_blocks, y + r);
-  for (; r < m; r += 2)
-    q5_0_rows<1>(base + r * w_stride, w_stride, std::min<std::size_t>(2, m - r), xa, xd, n_blocks,
-                 y + r);
-}
-
 }  // namespace
 
 QuantMatvec quant_matvec_avx512(DType dtype) {
@@ -384,10 +288,8 @@ QuantMatvec quant_matvec_avx512(DType dtype) {
       return matvec<Q4_0Pairs>;
     case DType::kQ8_0:
       return matvec<Q8_0Pairs>;
-    case DType::kQ5_0:
-      return matvec_q5_0;
     default:
-      return nullptr;
+      return quant_matvec_row_pairs_avx512(dtype);  // Q4_1, Q5_0, Q5_1, or none
   }
 }
 
