@@ -346,6 +346,34 @@ inline const std::vector<DType>& matmul_dtypes() {
   return dtypes;
 }
 
+// The float64 product of the reference decoding of w's rows with `tokens` activation rows
+// ([tokens][w.cols]), values[t * w.rows + r], and each output's sum of |w_ri x_ti| (the magnitude
+// outputs_match_terms judges against).
+struct Float64Product {
+  std::vector<float> values;
+  std::vector<double> magnitude;
+};
+inline Float64Product float64_product(const MatrixView& w, const float* x, std::size_t tokens) {
+  Float64Product p{std::vector<float>(tokens * w.rows), std::vector<double>(tokens * w.rows)};
+  std::vector<float> row(w.cols);
+  const std::size_t row_bytes = cpu::packed_row_bytes(w.dtype, w.cols);
+  for (std::size_t r = 0; r < w.rows; ++r) {
+    cpu::reference::dequantize_row(w.dtype, static_cast<const std::byte*>(w.data) + r * row_bytes,
+                                   row.data(), w.cols);
+    for (std::size_t t = 0; t < tokens; ++t) {
+      double sum = 0.0, m = 0.0;
+      for (std::size_t k = 0; k < w.cols; ++k) {
+        const double term = static_cast<double>(row[k]) * x[t * w.cols + k];
+        sum += term;
+        m += std::abs(term);
+      }
+      p.values[t * w.rows + r] = static_cast<float>(sum);
+      p.magnitude[t * w.rows + r] = m;
+    }
+  }
+  return p;
+}
+
 inline double matmul_threshold(const Thresholds& t, DType dtype) {
   switch (dtype) {
     case DType::kF32:

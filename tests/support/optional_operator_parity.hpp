@@ -206,25 +206,11 @@ void check_linear_shared_input(const A& a, std::size_t tokens, unsigned seed) {
       ASSERT_EQ(got.size(), tokens * cases[i].rows) << what;
       EXPECT_TRUE(op_parity::outputs_match(what + " against linear", got.data(), want.data(),
                                            got.size(), 0.0));
-      std::vector<float> row(cols);
-      std::vector<float> exact(got.size());
-      std::vector<double> magnitude(got.size());
-      for (std::size_t r = 0; r < cases[i].rows; ++r) {
-        cpu::reference::dequantize_row(
-            cases[i].dtype, bytes[i].data() + r * cpu::packed_row_bytes(cases[i].dtype, cols),
-            row.data(), cols);
-        for (std::size_t t = 0; t < tokens; ++t) {
-          double sum = 0.0, m = 0.0;
-          for (std::size_t k = 0; k < cols; ++k) {
-            sum += static_cast<double>(row[k]) * x[t * cols + k];
-            m += std::abs(static_cast<double>(row[k]) * x[t * cols + k]);
-          }
-          exact[t * cases[i].rows + r] = static_cast<float>(sum);
-          magnitude[t * cases[i].rows + r] = m;
-        }
-      }
+      const auto exact = op_parity::float64_product(
+          op_parity::MatrixView{cases[i].dtype, bytes[i].data(), cases[i].rows, cols}, x.data(),
+          tokens);
       EXPECT_TRUE(op_parity::outputs_match_terms(what + " against float64", got.data(),
-                                                 exact.data(), magnitude, 1e-5));
+                                                 exact.values.data(), exact.magnitude, 1e-5));
     }
   }
 }

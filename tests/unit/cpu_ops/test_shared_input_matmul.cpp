@@ -5,7 +5,6 @@
 // product of the reference decoding (the matmul sweep's measure for quantized products).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <memory>
 #include <random>
 #include <span>
@@ -48,29 +47,12 @@ class SharedInputMatmul : public ::testing::TestWithParam<Isa> {
     const auto x = random_floats(rng, tokens * cols);
 
     // Each weight alone on the calling thread, and the float64 product of its decoded rows.
-    std::vector<std::vector<float>> alone, exact;
-    std::vector<std::vector<double>> magnitude;
+    std::vector<std::vector<float>> alone;
+    std::vector<Float64Product> exact;
     for (const MatrixView& w : views) {
       alone.emplace_back(tokens * w.rows);
       table_->matmul(w, x.data(), tokens, alone.back().data(), nullptr);
-      std::vector<float> row(cols);
-      exact.emplace_back(tokens * w.rows);
-      magnitude.emplace_back(tokens * w.rows);
-      for (std::size_t r = 0; r < w.rows; ++r) {
-        eredu::cpu::reference::dequantize_row(
-            w.dtype,
-            static_cast<const std::byte*>(w.data) + r * eredu::cpu::packed_row_bytes(w.dtype, cols),
-            row.data(), cols);
-        for (std::size_t t = 0; t < tokens; ++t) {
-          double sum = 0.0, m = 0.0;
-          for (std::size_t k = 0; k < cols; ++k) {
-            sum += static_cast<double>(row[k]) * x[t * cols + k];
-            m += std::abs(static_cast<double>(row[k]) * x[t * cols + k]);
-          }
-          exact.back()[t * w.rows + r] = static_cast<float>(sum);
-          magnitude.back()[t * w.rows + r] = m;
-        }
-      }
+      exact.push_back(float64_product(w, x.data(), tokens));
     }
 
     for (std::size_t threads : {0, 1, 2, 3, 7}) {
@@ -95,7 +77,7 @@ class SharedInputMatmul : public ::testing::TestWithParam<Isa> {
                                   alone[i].data(), tokens * views[i].rows, 0.0));
         if (views[i].rows > 0) {
           EXPECT_TRUE(outputs_match_terms(what + " against float64", outs[i].data(),
-                                          exact[i].data(), magnitude[i], 1e-5));
+                                          exact[i].values.data(), exact[i].magnitude, 1e-5));
         }
       }
     }
