@@ -10,7 +10,8 @@
 //   RmsNorm/<n>/rows:R
 //
 // Shapes are the ffn_down matrices of the two benchmark presets (smol135m: 576 x 1536, llama1b:
-// 2048 x 8192; rows = outputs, cols = inputs; both row lengths are whole K-quant super-blocks).
+// 2048 x 8192; rows = outputs, cols = inputs; both row lengths are whole K-quant super-blocks),
+// which stay in cache; Matvec also runs 16384 x 8192, which streams from memory as decode does.
 // Threads default to 2 (the machine of the benchmark issue); EREDU_BENCH_THREADS overrides.
 //   eredu_bench_cpu_kernels --benchmark_filter='Matvec/Q4_0'
 // With default flags the whole set runs in about half a minute on a 2-core machine.
@@ -225,7 +226,10 @@ void register_all() {
                              DType::kQ2_K, DType::kQ3_K,   DType::kQ4_K,  DType::kQ5_K,
                              DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS};
   const Shape shapes[] = {{576, 1536}, {2048, 8192}};
-  for (const Shape& s : shapes) {
+  // Decode also from memory: 16384 x 8192 is larger than any L3 seen here (32 MiB on the Zen 5
+  // guests) in every encoding, as a decode's weights are; the two shapes above stay in cache.
+  const Shape matvec_shapes[] = {{576, 1536}, {2048, 8192}, {16384, 8192}};
+  for (const Shape& s : matvec_shapes) {
     for (DType d : encodings) {
       const std::string name = std::string(eredu::dtype_info(d).name) + "/" +
                                std::to_string(s.rows) + "x" + std::to_string(s.cols);

@@ -126,13 +126,14 @@ void expect_matmul_bit_identical_to_definition(Isa isa) {
   }
   // Rows around the 4-row tiles, the 2-row AVX2 batch tile and the 24-row work items; tokens: 1
   // (decode: rows of 1-3 blocks, whole groups of 4 blocks and a group with a tail, and past two
-  // of the AVX-512 decode's 64-block chunks), small batches split into uneven groups of up to 6
-  // (7, 9, 13, 16), the 4-token tile's edges past 16 tokens, and past one 96-token chunk.
-  const std::vector<Shape> shapes = {{1, 1, 1},   {3, 1, 2},   {7, 1, 3},  {13, 1, 1},  {9, 1, 4},
-                                     {5, 1, 9},   {2, 1, 131}, {5, 2, 2},  {40, 30, 3}, {16, 25, 2},
-                                     {7, 3, 1},   {9, 5, 2},   {17, 4, 1}, {31, 9, 2},  {3, 7, 4},
-                                     {50, 2, 1},  {11, 13, 1}, {6, 16, 2}, {5, 17, 1},  {9, 19, 1},
-                                     {29, 98, 1}, {6, 18, 1},  {11, 21, 2}};
+  // of the AVX-512 decode's 64-block chunks, alone and in its groups of 4 rows), small batches
+  // split into uneven groups of up to 6 (7, 9, 13, 16), the 4-token tile's edges past 16 tokens,
+  // and past one 96-token chunk.
+  const std::vector<Shape> shapes = {
+      {1, 1, 1},   {3, 1, 2},  {7, 1, 3},   {13, 1, 1},  {9, 1, 4},   {5, 1, 9},
+      {2, 1, 131}, {5, 2, 2},  {40, 30, 3}, {16, 25, 2}, {7, 3, 1},   {9, 5, 2},
+      {17, 4, 1},  {31, 9, 2}, {3, 7, 4},   {50, 2, 1},  {11, 13, 1}, {6, 16, 2},
+      {5, 17, 1},  {9, 19, 1}, {29, 98, 1}, {6, 18, 1},  {11, 21, 2}, {9, 1, 131}};
   ThreadPool one(1);
   ThreadPool three(3);
   for (DType dtype : integer_dtypes()) {

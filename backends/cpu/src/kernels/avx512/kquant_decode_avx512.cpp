@@ -17,7 +17,14 @@
 //     int32 accumulator (exact, as the definition's isum - msum), so a block needs one horizontal
 //     sum, not two;
 //   - the activation scales are gathered once per call, so the float steps of four blocks read
-//     them with one load.
+//     them with one load;
+//   - Q4_K / Q5_K rows go four at a time (k4_rows): each row's chain of fused multiply-adds is one
+//     lane of a 4-lane vector, so a block's float steps and horizontal sums serve four rows, and
+//     the four rows' scale bytes unpack in one pass at 512 bits. Each row still runs the
+//     definition's steps in its order. One thread, 2048 x 8192 from cache on a Zen 5 guest
+//     (eredu_bench_cpu_kernels --benchmark_filter='Matvec/Q4_K/'): Q4_K 34 -> 50 GB/s, Q5_K
+//     36 -> 49; from memory (16384 x 8192) 33 -> 40, the thread's memory bandwidth. Q6_K, at
+//     55 GB/s one row at a time, ran no faster in groups and slower from memory, so it stays.
 // Rows longer than kChunkBlocks blocks are taken a chunk of columns at a time for all the rows,
 // each row's accumulator carried from one chunk to the next in y: the same steps in the same
 // order.
@@ -141,23 +148,34 @@ void prepare(const enc::BlockQ8_K* x, std::size_t n, Prepared& p) {
 }
 
 // The integer part of one block: scale_s x (codes . activations) per sub-block, as 16 int32
-// partial sums, starting from `init`.
+// partial sums, starting from `init`; words[k] holds the int16 scale of each of code vector k's 32
+// pair sums.
 template <typename F>
-inline __m512i block_sum(const typename F::Block& w, const std::int8_t* xcodes, __m256i scales16,
-                         __m512i init, const __m512i (&index)[4]) {
-  const __m512i scales = _mm512_castsi256_si512(scales16);
+inline __m512i block_sum_words(const typename F::Block& w, const std::int8_t* xcodes,
+                               const __m512i (&words)[4], __m512i init) {
   __m512i acc = init;
 #pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
     __m512i lo;
     __m512i hi;
     F::codes(w, h, lo, hi);
-    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(lo, load512(xcodes + 128 * h)),
-                              _mm512_permutexvar_epi16(index[2 * h], scales));
+    acc =
+        _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(lo, load512(xcodes + 128 * h)), words[2 * h]);
     acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(hi, load512(xcodes + 128 * h + 64)),
-                              _mm512_permutexvar_epi16(index[2 * h + 1], scales));
+                              words[2 * h + 1]);
   }
   return acc;
+}
+
+// The same from the block's 16 int16 scales (each sub-block of 16's) and the ScaleIndex vectors.
+template <typename F>
+inline __m512i block_sum(const typename F::Block& w, const std::int8_t* xcodes, __m256i scales16,
+                         __m512i init, const __m512i (&index)[4]) {
+  const __m512i scales = _mm512_castsi256_si512(scales16);
+  const __m512i words[4] = {
+      _mm512_permutexvar_epi16(index[0], scales), _mm512_permutexvar_epi16(index[1], scales),
+      _mm512_permutexvar_epi16(index[2], scales), _mm512_permutexvar_epi16(index[3], scales)};
+  return block_sum_words<F>(w, xcodes, words, init);
 }
 
 inline void hint_ahead(const void* block, std::size_t bytes) {
@@ -166,49 +184,150 @@ inline void hint_ahead(const void* block, std::size_t bytes) {
     _mm_prefetch(ahead + line, _MM_HINT_T1);
 }
 
+// Four rows side by side, so that the definition's fused multiply-adds, one chain per row, run as
+// one chain of 4-lane vectors (row r in lane r): per block, each row's exact int32 sums, their
+// totals gathered into the rows' lanes (sum4), and the rows' scale products.
+constexpr std::size_t kRows = 4;
+
+// The group's rows, and the stream hints for them: the four rows advance together, so their
+// bytes are hinted as one stream that advances by four blocks a step, at least a group of rows and
+// kAvx512StreamAheadBytes ahead (as the Q4_0 product does). Hinting each row's own block 8 KiB
+// ahead made llama1b Q4_K_M decode slower than one row at a time (87 against 93 tokens/s).
+template <typename Block>
+struct RowGroup {
+  const Block* w[kRows];
+  const char* next;
+  RowGroup(const std::byte* rows, std::size_t w_stride, std::size_t b0) {
+    for (std::size_t r = 0; r < kRows; ++r)
+      w[r] = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
+    next =
+        reinterpret_cast<const char*>(w[0]) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
+  }
+  void hint(std::size_t b) const {
+    constexpr std::size_t kStep = kRows * sizeof(Block);
+    for (std::size_t line = 0; line < kStep; line += 64)
+      _mm_prefetch(next + b * kStep + line, _MM_HINT_T1);
+  }
+};
+
+// The four rows' d and dmin of block b as floats: [d0, dmin0, d1, dmin1, ...].
+template <typename Block>
+inline __m256 row_scales(const RowGroup<Block>& g, std::size_t b) {
+  static_assert(offsetof(Block, dmin) == offsetof(Block, d) + 2);
+  int v[kRows];
+  for (std::size_t r = 0; r < kRows; ++r)
+    std::memcpy(&v[r], &g.w[r][b].d, 4);  // d and dmin, two halves
+  return _mm256_cvtph_ps(_mm_setr_epi32(v[0], v[1], v[2], v[3]));
+}
+
+// Q4_K / Q5_K scales of four rows at once. k4_scale_vectors (kquant_scales.hpp) unpacks one
+// block's 12 bytes into its 8 scales and 8 minimums with 128-bit steps that never cross a 128-bit
+// lane, so the same steps at 512 bits unpack four rows' blocks, row r in lane r: bytes 0-7 the
+// scales, 8-15 the minimums. Then each row's scale words are a byte shuffle of its lane (the high
+// byte of every word zeroed) instead of a widening and a word permute per vector.
+struct alignas(64) K4ScaleShuffles {
+  std::int8_t words[4][64];  // code vector k: each int16 pair sum's scale byte, zero-extended
+  std::int8_t mins[64];      // lanes [even, odd, even, odd]: minimums 0-3 / 4-7, each twice
+};
+constexpr K4ScaleShuffles kK4Shuffles = [] {
+  K4ScaleShuffles t{};
+  for (int k = 0; k < 4; ++k) {
+    for (int i = 0; i < 32; ++i) {  // nibble order, as kNibbleOrder: sub-block of 32 = sub16 / 2
+      const int sub16 = 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8;
+      t.words[k][2 * i] = static_cast<std::int8_t>(sub16 / 2);
+      t.words[k][2 * i + 1] = -128;
+    }
+  }
+  for (int i = 0; i < 32; ++i) {  // word i of lane i / 8: bsums word 8 (lane % 2) + i % 8
+    const int bsum_word = 8 * ((i / 8) % 2) + i % 8;
+    t.mins[2 * i] = static_cast<std::int8_t>(8 + bsum_word / 2);
+    t.mins[2 * i + 1] = -128;
+  }
+  return t;
+}();
+
+template <typename Block>
+inline __m512i k4_scale_bytes(const RowGroup<Block>& g, std::size_t b) {
+  auto load128 = [](const void* q) { return _mm_loadu_si128(static_cast<const __m128i*>(q)); };
+  __m512i v = _mm512_castsi128_si512(load128(g.w[0][b].scales));
+  v = _mm512_inserti32x4(v, load128(g.w[1][b].scales), 1);
+  v = _mm512_inserti32x4(v, load128(g.w[2][b].scales), 2);
+  v = _mm512_inserti32x4(v, load128(g.w[3][b].scales), 3);
+  auto lanes = [](__m128i x) { return _mm512_broadcast_i32x4(x); };
+  const __m512i low_src = _mm512_shuffle_epi8(
+      v, lanes(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
+  const __m512i top_src = _mm512_shuffle_epi8(
+      v, lanes(_mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7)));
+  const __m512i low =
+      _mm512_and_si512(_mm512_srlv_epi32(low_src, lanes(_mm_setr_epi32(0, 0, 0, 4))),
+                       lanes(_mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F)));
+  const __m512i top = _mm512_and_si512(_mm512_srli_epi16(top_src, 2), _mm512_set1_epi8(0x30));
+  return _mm512_or_si512(low, top);
+}
+
+// Row r's 16 bytes in every lane.
+template <int kRow>
+inline __m512i row_lane(__m512i bytes) {
+  return _mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(kRow, kRow, kRow, kRow));
+}
+
+// The four rows' exact sums sum_j min(j / 2) x bsums[j], in lanes 0..3.
+inline __m128i k4_min_sums(__m512i bytes, const enc::BlockQ8_K& x) {
+  const __m512i shuffle = _mm512_load_si512(kK4Shuffles.mins);
+  const __m512i bsums = both_halves(load256(x.bsums));
+  const __m512i rows01 = _mm512_madd_epi16(
+      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(1, 1, 0, 0)), shuffle),
+      bsums);
+  const __m512i rows23 = _mm512_madd_epi16(
+      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(3, 3, 2, 2)), shuffle),
+      bsums);
+  return totals(rows01, rows23);  // each already a pair form: [row a, row a, row b, row b]
+}
+
+template <typename F, int kRow>
+inline __m512i k4_row_sum(const RowGroup<typename F::Block>& g, std::size_t b, __m512i bytes,
+                          const std::int8_t* xcodes, const __m512i (&shuffles)[4]) {
+  const auto& wb = g.w[kRow][b];
+  const __m512i lane = row_lane<kRow>(bytes);
+  const __m512i words[4] = {
+      _mm512_shuffle_epi8(lane, shuffles[0]), _mm512_shuffle_epi8(lane, shuffles[1]),
+      _mm512_shuffle_epi8(lane, shuffles[2]), _mm512_shuffle_epi8(lane, shuffles[3])};
+  return block_sum_words<F>(wb, xcodes, words, _mm512_setzero_si512());
+}
+
 // Q4_K / Q5_K: per block acc += (d x xd) x isum, then acc += -(dmin x xd) x msum.
+template <typename F>
+__m128 k4_rows(const RowGroup<typename F::Block>& g, const enc::BlockQ8_K* x, const Prepared& p,
+               std::size_t n, __m128 acc) {
+  const __m128 negate = _mm_castsi128_ps(_mm_set1_epi32(INT32_MIN));
+  __m512i shuffles[4];
+  for (int k = 0; k < 4; ++k)
+    shuffles[k] = _mm512_load_si512(kK4Shuffles.words[k]);
+  for (std::size_t b = 0; b < n; ++b) {
+    g.hint(b);
+    const __m512i bytes = k4_scale_bytes(g, b);
+    const __m128i isums = sum4(k4_row_sum<F, 0>(g, b, bytes, p.codes[b], shuffles),
+                               k4_row_sum<F, 1>(g, b, bytes, p.codes[b], shuffles),
+                               k4_row_sum<F, 2>(g, b, bytes, p.codes[b], shuffles),
+                               k4_row_sum<F, 3>(g, b, bytes, p.codes[b], shuffles));
+    const __m128 is = _mm_cvtepi32_ps(isums);
+    const __m128 ms = _mm_cvtepi32_ps(k4_min_sums(bytes, x[b]));
+    // [d0 xd, dmin0 xd, d1 xd, ...] -> [d0 xd .. d3 xd | dmin0 xd .. dmin3 xd]
+    const __m256 products =
+        _mm256_permutevar8x32_ps(_mm256_mul_ps(row_scales(g, b), _mm256_set1_ps(p.d[b])),
+                                 _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    acc = _mm_fmadd_ps(_mm256_castps256_ps128(products), is, acc);
+    acc = _mm_fmadd_ps(_mm_xor_ps(_mm256_extractf128_ps(products, 1), negate), ms, acc);
+  }
+  return acc;
+}
+
+// One row (the rows past the last group of four): the same steps with the row alone.
 template <typename F>
 float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, const Prepared& p, std::size_t n,
              float acc, const __m512i (&index)[4]) {
-  std::size_t b = 0;
-  for (; b + 4 <= n; b += 4) {
-    __m512i isum[4];
-    __m256i msum[4];
-    std::uint32_t dmin[4];
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {
-      const auto& wb = w[b + g];
-      hint_ahead(&wb, sizeof(wb));
-      __m256i scales;
-      __m256i mins;
-      k4_scale_vectors(wb.scales, scales, mins);
-      isum[g] = block_sum<F>(wb, p.codes[b + g], scales, _mm512_setzero_si512(), index);
-      msum[g] = _mm256_madd_epi16(mins, load256(x[b + g].bsums));
-      static_assert(offsetof(typename F::Block, dmin) == offsetof(typename F::Block, d) + 2);
-      std::memcpy(&dmin[g], &wb.d, 4);  // d and dmin, two halves
-    }
-    // Lanes [2g] = block g's d x xd and its isum, [2g + 1] = -(dmin x xd) and msum: exactly the
-    // definition's operands, then its fused multiply-adds in order.
-    const __m256 xd = _mm256_permutexvar_ps(_mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3),
-                                            _mm256_castps128_ps256(_mm_loadu_ps(p.d + b)));
-    const __m256 wd =
-        _mm256_cvtph_ps(_mm_setr_epi32(static_cast<int>(dmin[0]), static_cast<int>(dmin[1]),
-                                       static_cast<int>(dmin[2]), static_cast<int>(dmin[3])));
-    alignas(32) float scale[8];
-    alignas(32) float sums[8];
-    _mm256_store_ps(
-        scale, _mm256_xor_ps(_mm256_mul_ps(wd, xd),
-                             _mm256_castsi256_ps(_mm256_setr_epi32(0, INT32_MIN, 0, INT32_MIN, 0,
-                                                                   INT32_MIN, 0, INT32_MIN))));
-    const __m128i is = sum4(isum[0], isum[1], isum[2], isum[3]);
-    const __m128i ms = sum4(msum[0], msum[1], msum[2], msum[3]);
-    _mm256_store_ps(sums, _mm256_cvtepi32_ps(_mm256_setr_m128i(_mm_unpacklo_epi32(is, ms),
-                                                               _mm_unpackhi_epi32(is, ms))));
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i)
-      acc = __builtin_fmaf(scale[i], sums[i], acc);
-  }
-  for (; b < n; ++b) {
+  for (std::size_t b = 0; b < n; ++b) {
+    hint_ahead(&w[b], sizeof(w[b]));
     __m256i scales;
     __m256i mins;
     k4_scale_vectors(w[b].scales, scales, mins);
@@ -260,6 +379,7 @@ float q6k_row(const enc::BlockQ6_K* w, const enc::BlockQ8_K* x, const Prepared& 
 template <typename F>
 void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
             std::size_t n_super, float* y) {
+  using Block = typename F::Block;
   const ScaleIndex& table = F::kNibbleOrdered ? kNibbleOrder : kElementOrder;
   __m512i index[4];
   for (int k = 0; k < 4; ++k)
@@ -269,8 +389,16 @@ void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::Block
   for (std::size_t b0 = 0; b0 < n_super; b0 += kChunkBlocks) {
     const std::size_t n = std::min(kChunkBlocks, n_super - b0);
     prepare<F>(x + b0, n, p);
-    for (std::size_t r = 0; r < m; ++r) {
-      const auto* wr = reinterpret_cast<const typename F::Block*>(rows + r * w_stride) + b0;
+    std::size_t r = 0;
+    if constexpr (F::kNibbleOrdered) {
+      for (; r + kRows <= m; r += kRows) {
+        const RowGroup<Block> g(rows + r * w_stride, w_stride, b0);
+        const __m128 acc = b0 == 0 ? _mm_setzero_ps() : _mm_loadu_ps(y + r);
+        _mm_storeu_ps(y + r, k4_rows<F>(g, x + b0, p, n, acc));
+      }
+    }
+    for (; r < m; ++r) {
+      const auto* wr = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
       const float acc = b0 == 0 ? 0.0F : y[r];
       if constexpr (F::kNibbleOrdered) {
         y[r] = k4_row<F>(wr, x + b0, p, n, acc, index);
