@@ -335,7 +335,7 @@ KQuantGemm kquant_gemm_avx512(DType dtype) {
     case DType::kQ2_K:
       return kquant_gemm<Q2K>;
     case DType::kQ3_K:
-      return kquant_gemm<Q3K>;
+      return kquant_gemm<Q3K, KernelDecode<kquant_decode_q3k_avx512>>;
     case DType::kQ4_K:
       return kquant_gemm<Q4K, KernelDecode<kquant_decode_q4k_avx512>>;
     case DType::kQ5_K:
