@@ -100,6 +100,28 @@ struct Q6KScales {
   }
 };
 
+// Q3_K: the 16 signed 6-bit scales (minus 32) of the 12 bytes q[0..11] as int16: scale j is the
+// low nibble of byte j (j < 8) or the high nibble of byte j - 8, with bits 2 (j / 4), + 1 of byte
+// 8 + j % 4 as its bits 4-5. One 128-bit pass; a loop over the 16 scales held Q3_K decode to 6.7
+// GB/s on one Zen 5 thread (AVX-512) and 8.9 (AVX2). Reads exactly 12 bytes: the block's d follows.
+inline __m256i q3k_scale_vector(const std::uint8_t* q) {
+  std::int32_t tail;
+  std::memcpy(&tail, q + 8, 4);
+  const __m128i v = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)), tail, 2);
+  const __m128i low = _mm_and_si128(
+      _mm_srlv_epi64(
+          _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7)),
+          _mm_set_epi64x(4, 0)),
+      _mm_set1_epi8(0x0F));
+  const __m128i high = _mm_and_si128(
+      _mm_srlv_epi32(_mm_shuffle_epi8(
+                         v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11)),
+                     _mm_setr_epi32(0, 2, 4, 6)),
+      _mm_set1_epi8(3));
+  return _mm256_cvtepi8_epi16(
+      _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32)));
+}
+
 struct Q3KScales {
   using Block = encoding::BlockQ3_K;
   static constexpr bool kSigned = false;
@@ -107,13 +129,9 @@ struct Q3KScales {
   static constexpr bool kSeparateMin = false;
   static constexpr bool kScalePer32 = false;
   static void scales(const Block& b, Scales& s) {
-    for (int j = 0; j < 16; ++j) {
-      const int low = j < 8 ? (b.scales[j] & 0xF) : (b.scales[j - 8] >> 4);
-      const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
-      const int scale = (low | (high << 4)) - 32;
-      s.scale[j] = static_cast<std::int16_t>(scale);
-      s.min[j] = static_cast<std::int16_t>(4 * scale);
-    }
+    const __m256i sc = q3k_scale_vector(b.scales);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 2));  // 4 * scale
     s.d = half_to_float(b.d);
     s.dmin = s.d;
   }

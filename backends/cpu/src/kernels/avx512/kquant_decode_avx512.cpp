@@ -16,8 +16,8 @@
 //   - Q6_K's and Q3_K's code offset (32 or 4 x scale x each 16-element activation sum) is
 //     subtracted inside the int32 accumulator (exact, as the definition's isum - msum), so a block
 //     needs one horizontal sum, not two;
-//   - Q3_K's 16 scales unpack in one 128-bit pass (Q3KDecode::scales), and its third code bit is a
-//     byte test and a masked add. Before this kernel Q3_K decode took the row kernel of
+//   - Q3_K's third code bit is a byte test and a masked add. Before this kernel Q3_K decode took
+//   the row kernel of
 //     kquant_avx512.cpp, whose scalar scale unpacking held it to 6.7 GB/s on one Zen 5 thread
 //     (24 now) and llama1b Q3_K decode to 0.63x llama.cpp's (2.1x now);
 //   - the activation scales are gathered once per call, so the float steps of four blocks read
@@ -155,26 +155,7 @@ struct Q3KDecode {
     lo = chunk_pair(0);
     hi = chunk_pair(2);
   }
-  // The 16 signed 6-bit scales (minus 32) as int16: scale j = the low nibble of byte j % 8 (j < 8)
-  // or its high nibble (j >= 8), plus bits 2 (j / 4), + 1 of byte 8 + j % 4 as bits 4-5.
-  static __m256i scales(const Block& b) {
-    std::int32_t tail;
-    std::memcpy(&tail, b.scales + 8, 4);
-    const __m128i v =
-        _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)), tail, 2);
-    const __m128i low = _mm_and_si128(
-        _mm_srlv_epi64(
-            _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7)),
-            _mm_set_epi64x(4, 0)),
-        _mm_set1_epi8(0x0F));
-    const __m128i high =
-        _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11,
-                                                                       8, 9, 10, 11, 8, 9, 10, 11)),
-                                     _mm_setr_epi32(0, 2, 4, 6)),
-                      _mm_set1_epi8(3));
-    return _mm256_cvtepi8_epi16(
-        _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32)));
-  }
+  static __m256i scales(const Block& b) { return q3k_scale_vector(b.scales); }
 };
 
 // What every row of a call reads of the activations, laid out once.
