@@ -207,6 +207,14 @@ void f16_gemm_avx2(const std::uint16_t* w, std::size_t ldw, std::size_t m, const
 // AVX2 K-quant and IQ4 kernels (avx2/kquant_avx2.cpp), reached only through vec_ops_avx2().
 void quantize_act_q8k_avx2(const float* x, encoding::BlockQ8_K* y, std::size_t n);
 KQuantGemm kquant_gemm_avx2(DType dtype);
+// One-token products y[r] for r < m: what a table's kquant_gemm runs for one token, with its values
+// bit for bit. AVX2 Q4_K / Q5_K: avx2/kquant_decode_avx2.cpp.
+using KQuantDecode = void (*)(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q4k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 KQuantGemm kquant_prompt_gemm_avx2(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx2(DType dtype);
 QuantMatvec quant_matvec_avx2(DType dtype);
@@ -231,10 +239,7 @@ inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 // L1) to 47 / 29 (avx512/quant_matvec_avx512.cpp).
 inline constexpr std::size_t kAvx512StreamAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
-// One-token Q3_K / Q4_K / Q5_K / Q6_K products (avx512/kquant_decode_avx512.cpp), y[r] for r < m:
-// what kquant_gemm_avx512 runs for one token, with its values bit for bit.
-using KQuantDecode = void (*)(const void* w, std::size_t w_stride, std::size_t m,
-                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+// One-token Q3_K / Q4_K / Q5_K / Q6_K products (avx512/kquant_decode_avx512.cpp).
 void kquant_decode_q3k_avx512(const void* w, std::size_t w_stride, std::size_t m,
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q4k_avx512(const void* w, std::size_t w_stride, std::size_t m,

@@ -197,12 +197,31 @@ void kquant_rows_one_token(const std::byte* w, std::size_t w_stride, std::size_t
     kquant_tile<F, 1, 1>(w + r0 * w_stride, w_stride, x, n_blocks, y + r0, 1);
 }
 
+// The one-token product: the tile row by row, or the encoding's own decode kernel
+// (kquant_decode_avx2.cpp). A type rather than a nullable function pointer argument, as in
+// kquant_avx512.cpp.
 template <typename F>
+struct TileDecode {
+  static void run(const std::byte* w, std::size_t w_stride, std::size_t m, const typename F::Act* x,
+                  std::size_t n_blocks, float* y) {
+    kquant_rows_one_token<F>(w, w_stride, m, x, n_blocks, y);
+  }
+};
+
+template <KQuantDecode kDecode>
+struct KernelDecode {
+  static void run(const std::byte* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+                  std::size_t n_blocks, float* y) {
+    kDecode(w, w_stride, m, x, n_blocks, y);
+  }
+};
+
+template <typename F, typename Decode = TileDecode<F>>
 void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const typename F::Act* x,
                  std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   const auto* wb = static_cast<const std::byte*>(w);
   split_kquant_gemm<kRows, kTokens>(
-      m, n, [&] { kquant_rows_one_token<F>(wb, w_stride, m, x, n_blocks, y); },
+      m, n, [&] { Decode::run(wb, w_stride, m, x, n_blocks, y); },
       [&](std::size_t r, std::size_t t0, std::size_t rn) {
         kquant_tile_tokens<F, 1, kSmallBatchTokens>(
             rn, wb + r * w_stride, w_stride, x + t0 * n_blocks, n_blocks, y + t0 * ldy + r, ldy);
@@ -213,10 +232,10 @@ void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const typen
       });
 }
 
-template <typename F>
+template <typename F, typename Decode = TileDecode<F>>
 void kquant_gemm_q8k(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
                      std::size_t n_super, std::size_t n, float* y, std::size_t ldy) {
-  kquant_gemm<F>(w, w_stride, m, x, n_super, n, y, ldy);
+  kquant_gemm<F, Decode>(w, w_stride, m, x, n_super, n, y, ldy);
 }
 
 }  // namespace
@@ -266,9 +285,9 @@ KQuantGemm kquant_gemm_avx2(DType dtype) {
     case DType::kQ3_K:
       return kquant_gemm_q8k<Q3K>;
     case DType::kQ4_K:
-      return kquant_gemm_q8k<Q4K>;
+      return kquant_gemm_q8k<Q4K, KernelDecode<kquant_decode_q4k_avx2>>;
     case DType::kQ5_K:
-      return kquant_gemm_q8k<Q5K>;
+      return kquant_gemm_q8k<Q5K, KernelDecode<kquant_decode_q5k_avx2>>;
     case DType::kQ6_K:
       return kquant_gemm_q8k<Q6K>;
     case DType::kIQ4_XS:

@@ -32,8 +32,9 @@ struct Scales {
 // in one vector: a decode unpacks every block's scales once, and the word-at-a-time version of this
 // (general-purpose shifts, then a round trip through memory to widen) cost about a fifth of
 // llama1b Q4_K decode on one core. Reads 16 bytes from q: in Q4_K and Q5_K blocks the codes follow.
-// The int16 scales (lanes 0-15) and minimums as registers; k4_scales stores them.
-inline void k4_scale_vectors(const std::uint8_t* q, __m256i& scales, __m256i& mins) {
+// k4_scale_bytes gives the 16 bytes (scales 0-7, then minimums 0-7); k4_scale_vectors the int16
+// scales (lanes 0-15, each twice) and minimums as registers; k4_scales stores them.
+inline __m128i k4_scale_bytes(const std::uint8_t* q) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
   // Per output byte (scales 0-7, then minimums 0-7): the byte holding its low bits ...
   const __m128i low_src =
@@ -46,7 +47,10 @@ inline void k4_scale_vectors(const std::uint8_t* q, __m256i& scales, __m256i& mi
                                     _mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F));
   // Bits 6-7 to 4-5 (a 16-bit shift: what crosses from the next byte lands in bits 6-7, masked).
   const __m128i top = _mm_and_si128(_mm_srli_epi16(top_src, 2), _mm_set1_epi8(0x30));
-  const __m128i bytes = _mm_or_si128(low, top);
+  return _mm_or_si128(low, top);
+}
+inline void k4_scale_vectors(const std::uint8_t* q, __m256i& scales, __m256i& mins) {
+  const __m128i bytes = k4_scale_bytes(q);
   // Each value twice (both sub-blocks of 16 of a sub-block of 32), widened to int16.
   const __m128i scales_twice =
       _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));

@@ -1,0 +1,163 @@
+// AVX2 one-token products (decode) of Q4_K and Q5_K weight rows with one q8_K activation row, with
+// the values of reference::dot_q8_K bit for bit: per 256-block the same exact int32 sums (isum
+// over the codes, msum over the minimums), then the definition's two fused multiply-adds into the
+// row's one accumulator, the blocks in order.
+//
+// Why a kernel of its own: the tile of kquant_avx2.cpp (which serves prompts too) stores each
+// block's unpacked scales and minimums and reads every chunk's scale back as a broadcast, and sums
+// each block's int32 lanes alone. On one Zen 5 thread it ran Q4_K at 21.5 GB/s from cache, below
+// the thread's share of memory bandwidth, so llama1b Q4_K_M decode on the AVX2 table was at 0.95x
+// llama.cpp's AVX2 build. Here
+//   - the scale bytes stay in a register (both 128-bit lanes), and a chunk's scale words are one
+//     byte shuffle of it (the high byte of every word zeroed), the minimums' words another;
+//   - four blocks' isums and msums are summed by one horizontal-add tree each, and their float
+//     steps (scale products, conversions) run four blocks at once before the fused multiply-adds,
+//     which stay scalar and in block order.
+// One row at a time, as the tile: four interleaved row streams per thread starved the prefetcher
+// on an AVX2 machine (kquant_avx2.cpp). One Zen 5 thread with EREDU_CPU_ISA=avx2, 2048 x 8192
+// from cache: Q4_K 21 -> 26 GB/s, Q5_K 21 -> 24; llama1b Q4_K_M decode went from 0.95x to
+// 1.0x llama.cpp's AVX2 build on 2 threads.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../vec_ops.hpp"
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "kquant_codes_avx2.hpp"
+#include "kquant_scales.hpp"
+#include "simd_avx2.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+namespace enc = eredu::encoding;
+
+// Byte shuffles of the 16 scale bytes (scales 0-7, minimums 0-7, in both 128-bit lanes) into
+// int16 words: chunk c's scale in every word; the minimums each twice (sub-blocks of 16, as the
+// activation's bsums).
+struct alignas(32) K4WordShuffles {
+  std::int8_t chunk[8][32];
+  std::int8_t mins[32];
+};
+constexpr K4WordShuffles kWords = [] {
+  K4WordShuffles t{};
+  for (int c = 0; c < 8; ++c) {
+    for (int i = 0; i < 16; ++i) {
+      t.chunk[c][2 * i] = static_cast<std::int8_t>(c);
+      t.chunk[c][2 * i + 1] = -128;
+    }
+  }
+  for (int j = 0; j < 16; ++j) {  // word j: minimum j / 2
+    t.mins[2 * j] = static_cast<std::int8_t>(8 + j / 2);
+    t.mins[2 * j + 1] = -128;
+  }
+  return t;
+}();
+
+inline __m256i load_words(const std::int8_t* p) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// The exact totals of four vectors' int32 lanes: [a, b, c, d].
+inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+inline std::int32_t hsum1(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// One block's isum (as 8 int32 lanes) and msum lanes; `bytes` is k4_scale_bytes in both lanes.
+template <typename F>
+inline void block_sums(const typename F::Block& w, const enc::BlockQ8_K& x, __m256i& isum,
+                       __m256i& msum) {
+  // Decode streams the row from memory: hint the bytes ~0.5 KiB ahead (as the tile does).
+  const char* ahead = reinterpret_cast<const char*>(&w) + 512;
+#pragma GCC unroll 4
+  for (std::size_t line = 0; line < sizeof(w); line += 64)
+    _mm_prefetch(ahead + line, _MM_HINT_T0);
+  const __m256i bytes = _mm256_broadcastsi128_si256(k4_scale_bytes(w.scales));
+  __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c) {
+    const __m256i pairs = _mm256_maddubs_epi16(F::codes(w, c), load256(x.qs + 32 * c));
+    acc = _mm256_add_epi32(
+        acc, _mm256_madd_epi16(pairs, _mm256_shuffle_epi8(bytes, load_words(kWords.chunk[c]))));
+  }
+  isum = acc;
+  msum = _mm256_madd_epi16(_mm256_shuffle_epi8(bytes, load_words(kWords.mins)), load256(x.bsums));
+}
+
+// Per block acc += (d x xd) x isum, then acc += -(dmin x xd) x msum.
+template <typename F>
+float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n) {
+  using Block = typename F::Block;
+  static_assert(offsetof(Block, dmin) == offsetof(Block, d) + 2);
+  float acc = 0.0F;
+  std::size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    __m256i isum[4];
+    __m256i msum[4];
+    int dm[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      block_sums<F>(w[b + g], x[b + g], isum[g], msum[g]);
+      std::memcpy(&dm[g], &w[b + g].d, 4);  // d and dmin, two halves
+    }
+    // Lanes [2g] = block g's d x xd and its isum, [2g + 1] = -(dmin x xd) and msum: exactly the
+    // definition's operands, then its fused multiply-adds in order.
+    const __m256 xd = _mm256_setr_ps(x[b].d, x[b].d, x[b + 1].d, x[b + 1].d, x[b + 2].d, x[b + 2].d,
+                                     x[b + 3].d, x[b + 3].d);
+    const __m256 wd = _mm256_cvtph_ps(_mm_setr_epi32(dm[0], dm[1], dm[2], dm[3]));
+    alignas(32) float scale[8];
+    alignas(32) float sums[8];
+    _mm256_store_ps(
+        scale, _mm256_xor_ps(_mm256_mul_ps(wd, xd),
+                             _mm256_castsi256_ps(_mm256_setr_epi32(0, INT32_MIN, 0, INT32_MIN, 0,
+                                                                   INT32_MIN, 0, INT32_MIN))));
+    const __m128i is = hsum4(isum[0], isum[1], isum[2], isum[3]);
+    const __m128i ms = hsum4(msum[0], msum[1], msum[2], msum[3]);
+    _mm256_store_ps(sums, _mm256_cvtepi32_ps(_mm256_setr_m128i(_mm_unpacklo_epi32(is, ms),
+                                                               _mm_unpackhi_epi32(is, ms))));
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i)
+      acc = __builtin_fmaf(scale[i], sums[i], acc);
+  }
+  for (; b < n; ++b) {
+    __m256i isum;
+    __m256i msum;
+    block_sums<F>(w[b], x[b], isum, msum);
+    acc = __builtin_fmaf(half_to_float(w[b].d) * x[b].d, static_cast<float>(hsum1(isum)), acc);
+    acc =
+        __builtin_fmaf(-(half_to_float(w[b].dmin) * x[b].d), static_cast<float>(hsum1(msum)), acc);
+  }
+  return acc;
+}
+
+template <typename F>
+void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
+            std::size_t n_super, float* y) {
+  const auto* rows = static_cast<const std::byte*>(w);
+  for (std::size_t r = 0; r < m; ++r)
+    y[r] = k4_row<F>(reinterpret_cast<const typename F::Block*>(rows + r * w_stride), x, n_super);
+}
+
+}  // namespace
+
+void kquant_decode_q4k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
+  decode<Q4K>(w, w_stride, m, x, n_super, y);
+}
+void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
+  decode<Q5K>(w, w_stride, m, x, n_super, y);
+}
+
+}  // namespace eredu::cpu::detail
