@@ -343,7 +343,7 @@ KQuantGemm kquant_gemm_avx512(DType dtype) {
     case DType::kQ6_K:
       return kquant_gemm<Q6K, KernelDecode<kquant_decode_q6k_avx512>>;
     case DType::kIQ4_XS:
-      return kquant_gemm<IQ4XS>;
+      return kquant_gemm<IQ4XS, KernelDecode<kquant_decode_iq4xs_avx512>>;
     default:
       return nullptr;
   }
