@@ -36,13 +36,6 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-inline std::int32_t hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // The int16 scales of chunk c: sub-block 2c in lanes 0-7, 2c + 1 in lanes 8-15 (one broadcast
 // when the encoding's sub-blocks are 32 long).
 template <bool kPer32>

@@ -67,13 +67,6 @@ inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
   return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
 }
 
-inline std::int32_t hsum1(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // One block's isum (as 8 int32 lanes) and msum lanes; `bytes` is k4_scale_bytes in both lanes.
 template <typename F>
 inline void block_sums(const typename F::Block& w, const enc::BlockQ8_K& x, __m256i& isum,
@@ -134,9 +127,9 @@ float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n)
     __m256i isum;
     __m256i msum;
     block_sums<F>(w[b], x[b], isum, msum);
-    acc = __builtin_fmaf(half_to_float(w[b].d) * x[b].d, static_cast<float>(hsum1(isum)), acc);
-    acc =
-        __builtin_fmaf(-(half_to_float(w[b].dmin) * x[b].d), static_cast<float>(hsum1(msum)), acc);
+    acc = __builtin_fmaf(half_to_float(w[b].d) * x[b].d, static_cast<float>(hsum_i32(isum)), acc);
+    acc = __builtin_fmaf(-(half_to_float(w[b].dmin) * x[b].d), static_cast<float>(hsum_i32(msum)),
+                         acc);
   }
   return acc;
 }

@@ -22,6 +22,14 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// The exact total of eight int32 lanes.
+inline std::int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
 inline float half_to_float(std::uint16_t h) {
   return _cvtsh_ss(h);
 }

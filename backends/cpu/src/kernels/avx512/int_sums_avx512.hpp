@@ -1,10 +1,14 @@
 #pragma once
 // Internal, AVX-512 translation units only (avx512/*.cpp): horizontal sums of exact int32 partial
 // sums, shared by the K-quant products (kquant_avx512.cpp) and their one-token kernels
-// (kquant_decode_avx512.cpp). Internal linkage (anonymous namespace), see vec_ops.hpp.
+// (kquant_decode_avx512.cpp, iq4xs_decode_avx512.cpp), and the float chain of blocks with one
+// scale each. Internal linkage (anonymous namespace), see vec_ops.hpp.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
+
+#include "../avx2/simd_avx2.hpp"
 
 namespace eredu::cpu::detail {
 namespace {
@@ -40,6 +44,36 @@ inline std::int32_t sum1(__m256i v) {
   h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
   h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
   return _mm_cvtsi128_si32(h);
+}
+
+// One row over n blocks with one F16 scale d each (Q6_K, Q3_K, IQ4_XS): per block the definition's
+// acc = fma(fl(d x xd[b]), float(isum), acc), the blocks in order, where block_sum(b) gives block
+// b's exact int32 partial sums. Four blocks' totals share one reduction tree and their scale
+// products one multiply; the fused multiply-adds stay scalar and in order.
+template <typename Block, typename BlockSum>
+inline float one_scale_blocks(const Block* w, const float* xd, std::size_t n, float acc,
+                              BlockSum block_sum) {
+  std::size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    __m512i isum[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g)
+      isum[g] = block_sum(b + g);
+    const __m128 wd = _mm_cvtph_ps(
+        _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
+                       static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0));
+    alignas(16) float scale[4];
+    alignas(16) float sums[4];
+    _mm_store_ps(scale, _mm_mul_ps(wd, _mm_loadu_ps(xd + b)));
+    _mm_store_ps(sums, _mm_cvtepi32_ps(sum4(isum[0], isum[1], isum[2], isum[3])));
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g)
+      acc = __builtin_fmaf(scale[g], sums[g], acc);
+  }
+  for (; b < n; ++b)
+    acc =
+        __builtin_fmaf(half_to_float(w[b].d) * xd[b], static_cast<float>(sum1(block_sum(b))), acc);
+  return acc;
 }
 
 }  // namespace

@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "int_sums_avx512.hpp"
@@ -123,28 +122,8 @@ inline __m512i block_sum(const enc::BlockIQ4_XS& w, const Prepared& p, std::size
 
 float row(const enc::BlockIQ4_XS* w, const Prepared& p, std::size_t n, float acc,
           __m512i codebook) {
-  std::size_t b = 0;
-  for (; b + 4 <= n; b += 4) {
-    __m512i isum[4];
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g)
-      isum[g] = block_sum(w[b + g], p, b + g, codebook);
-    const __m128 wd = _mm_cvtph_ps(
-        _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
-                       static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0));
-    alignas(16) float scale[4];
-    alignas(16) float sums[4];
-    _mm_store_ps(scale, _mm_mul_ps(wd, _mm_loadu_ps(p.d + b)));
-    _mm_store_ps(sums, _mm_cvtepi32_ps(sum4(isum[0], isum[1], isum[2], isum[3])));
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g)
-      acc = __builtin_fmaf(scale[g], sums[g], acc);
-  }
-  for (; b < n; ++b) {
-    acc = __builtin_fmaf(half_to_float(w[b].d) * p.d[b],
-                         static_cast<float>(sum1(block_sum(w[b], p, b, codebook))), acc);
-  }
-  return acc;
+  return one_scale_blocks(w, p.d, n, acc,
+                          [&](std::size_t b) { return block_sum(w[b], p, b, codebook); });
 }
 
 }  // namespace
