@@ -208,9 +208,13 @@ void f16_gemm_avx2(const std::uint16_t* w, std::size_t ldw, std::size_t m, const
 void quantize_act_q8k_avx2(const float* x, encoding::BlockQ8_K* y, std::size_t n);
 KQuantGemm kquant_gemm_avx2(DType dtype);
 // One-token products y[r] for r < m: what a table's kquant_gemm runs for one token, with its values
-// bit for bit. AVX2 Q4_K / Q5_K: avx2/kquant_decode_avx2.cpp.
+// bit for bit. AVX2 Q3_K .. Q6_K: avx2/kquant_decode_avx2.cpp.
 using KQuantDecode = void (*)(const void* w, std::size_t w_stride, std::size_t m,
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q3k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q6k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q4k_avx2(const void* w, std::size_t w_stride, std::size_t m,
                             const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,

@@ -276,13 +276,13 @@ KQuantGemm kquant_gemm_avx2(DType dtype) {
     case DType::kQ2_K:
       return kquant_gemm_q8k<Q2K>;
     case DType::kQ3_K:
-      return kquant_gemm_q8k<Q3K>;
+      return kquant_gemm_q8k<Q3K, KernelDecode<kquant_decode_q3k_avx2>>;
     case DType::kQ4_K:
       return kquant_gemm_q8k<Q4K, KernelDecode<kquant_decode_q4k_avx2>>;
     case DType::kQ5_K:
       return kquant_gemm_q8k<Q5K, KernelDecode<kquant_decode_q5k_avx2>>;
     case DType::kQ6_K:
-      return kquant_gemm_q8k<Q6K>;
+      return kquant_gemm_q8k<Q6K, KernelDecode<kquant_decode_q6k_avx2>>;
     case DType::kIQ4_XS:
       return kquant_gemm_q8k<IQ4XS>;
     default:

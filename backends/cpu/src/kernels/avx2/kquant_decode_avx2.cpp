@@ -1,7 +1,7 @@
-// AVX2 one-token products (decode) of Q4_K and Q5_K weight rows with one q8_K activation row, with
-// the values of reference::dot_q8_K bit for bit: per 256-block the same exact int32 sums (isum
-// over the codes, msum over the minimums), then the definition's two fused multiply-adds into the
-// row's one accumulator, the blocks in order.
+// AVX2 one-token products (decode) of Q3_K, Q4_K, Q5_K and Q6_K weight rows with one q8_K
+// activation row, with the values of reference::dot_q8_K bit for bit: per 256-block the same exact
+// int32 sums (isum over the codes, msum over the minimums or code offsets), then the definition's
+// one or two fused multiply-adds into the row's one accumulator, the blocks in order.
 //
 // Why a kernel of its own: the tile of kquant_avx2.cpp (which serves prompts too) stores each
 // block's unpacked scales and minimums and reads every chunk's scale back as a broadcast, and sums
@@ -10,6 +10,9 @@
 // llama.cpp's AVX2 build. Here
 //   - the scale bytes stay in a register (both 128-bit lanes), and a chunk's scale words are one
 //     byte shuffle of it (the high byte of every word zeroed), the minimums' words another;
+//   - Q6_K's and Q3_K's code offset (32 or 4 x scale x each 16-element activation sum) is taken
+//     out inside the int32 sum, and a chunk's two scale words are a dword permute and a shuffle of
+//     the widened scales;
 //   - four blocks' isums and msums are summed by one horizontal-add tree each, and their float
 //     steps (scale products, conversions) run four blocks at once before the fused multiply-adds,
 //     which stay scalar and in block order.
@@ -67,15 +70,20 @@ inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
   return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
 }
 
-// One block's isum (as 8 int32 lanes) and msum lanes; `bytes` is k4_scale_bytes in both lanes.
-template <typename F>
-inline void block_sums(const typename F::Block& w, const enc::BlockQ8_K& x, __m256i& isum,
-                       __m256i& msum) {
-  // Decode streams the row from memory: hint the bytes ~0.5 KiB ahead (as the tile does).
+// Decode streams the row from memory: hint a block's bytes ~0.5 KiB ahead (as the tile does).
+template <typename Block>
+inline void hint_ahead(const Block& w) {
   const char* ahead = reinterpret_cast<const char*>(&w) + 512;
 #pragma GCC unroll 4
   for (std::size_t line = 0; line < sizeof(w); line += 64)
     _mm_prefetch(ahead + line, _MM_HINT_T0);
+}
+
+// One block's isum (as 8 int32 lanes) and msum lanes; `bytes` is k4_scale_bytes in both lanes.
+template <typename F>
+inline void block_sums(const typename F::Block& w, const enc::BlockQ8_K& x, __m256i& isum,
+                       __m256i& msum) {
+  hint_ahead(w);
   const __m256i bytes = _mm256_broadcastsi128_si256(k4_scale_bytes(w.scales));
   __m256i acc = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -134,12 +142,84 @@ float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n)
   return acc;
 }
 
+// Q6_K and Q3_K: signed scales per 16 elements and unsigned codes (value + 32 or + 4). Per block
+// acc += (d x xd) x (isum - msum), msum = sum_s offset x scale_s x bsum_s, taken out inside the
+// int32 sum (exact) so that a block needs one horizontal sum.
+struct Q6KOffset : Q6K {
+  static constexpr int kOffsetShift = 5;
+  static __m256i scales(const Block& b) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+  }
+};
+struct Q3KOffset : Q3K {
+  static constexpr int kOffsetShift = 2;
+  static __m256i scales(const Block& b) { return q3k_scale_vector(b.scales); }
+};
+
+// Chunk c's scale words from the 16 int16 scales: sub-block 2c in the low 128-bit lane (the
+// chunk's first 16 elements), 2c + 1 in the high one. Dword c holds both; every lane takes it, then
+// each lane keeps its word.
+inline __m256i chunk_scale_words(__m256i scales, int c) {
+  const __m256i pair = _mm256_permutevar8x32_epi32(scales, _mm256_set1_epi32(c));
+  return _mm256_shuffle_epi8(
+      pair, _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
+                             2, 3, 2, 3, 2, 3, 2, 3));
+}
+
+template <typename F>
+inline __m256i offset_block_sum(const typename F::Block& w, const enc::BlockQ8_K& x) {
+  hint_ahead(w);
+  const __m256i scales = F::scales(w);
+  __m256i acc = _mm256_madd_epi16(
+      _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(scales, F::kOffsetShift)),
+      load256(x.bsums));
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c) {
+    const __m256i pairs = _mm256_maddubs_epi16(F::codes(w, c), load256(x.qs + 32 * c));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, chunk_scale_words(scales, c)));
+  }
+  return acc;
+}
+
+template <typename F>
+float offset_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n) {
+  float acc = 0.0F;
+  std::size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    __m256i isum[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g)
+      isum[g] = offset_block_sum<F>(w[b + g], x[b + g]);
+    const __m128 wd = _mm_cvtph_ps(
+        _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
+                       static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0));
+    alignas(16) float scale[4];
+    alignas(16) float sums[4];
+    _mm_store_ps(scale, _mm_mul_ps(wd, _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d)));
+    _mm_store_ps(sums, _mm_cvtepi32_ps(hsum4(isum[0], isum[1], isum[2], isum[3])));
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g)
+      acc = __builtin_fmaf(scale[g], sums[g], acc);
+  }
+  for (; b < n; ++b) {
+    acc = __builtin_fmaf(half_to_float(w[b].d) * x[b].d,
+                         static_cast<float>(hsum_i32(offset_block_sum<F>(w[b], x[b]))), acc);
+  }
+  return acc;
+}
+
 template <typename F>
 void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
             std::size_t n_super, float* y) {
   const auto* rows = static_cast<const std::byte*>(w);
-  for (std::size_t r = 0; r < m; ++r)
-    y[r] = k4_row<F>(reinterpret_cast<const typename F::Block*>(rows + r * w_stride), x, n_super);
+  for (std::size_t r = 0; r < m; ++r) {
+    const auto* row = reinterpret_cast<const typename F::Block*>(rows + r * w_stride);
+    if constexpr (requires { F::kOffsetShift; }) {
+      y[r] = offset_row<F>(row, x, n_super);
+    } else {
+      y[r] = k4_row<F>(row, x, n_super);
+    }
+  }
 }
 
 }  // namespace
@@ -147,6 +227,14 @@ void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::Block
 void kquant_decode_q4k_avx2(const void* w, std::size_t w_stride, std::size_t m,
                             const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
   decode<Q4K>(w, w_stride, m, x, n_super, y);
+}
+void kquant_decode_q3k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
+  decode<Q3KOffset>(w, w_stride, m, x, n_super, y);
+}
+void kquant_decode_q6k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
+  decode<Q6KOffset>(w, w_stride, m, x, n_super, y);
 }
 void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,
                             const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
