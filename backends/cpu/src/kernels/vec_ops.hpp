@@ -259,6 +259,8 @@ QuantRowDot quant_row_dot_avx512(DType dtype);
 QuantMatvec quant_matvec_avx512(DType dtype);
 // Q4_1 / Q5_0 / Q5_1 (two rows per register, the AVX2 row dots' values); null for the others.
 QuantMatvec quant_matvec_row_pairs_avx512(DType dtype);
+// IQ4_NL (four rows side by side, the row dot's values: avx512/iq4nl_matvec_avx512.cpp).
+QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);

@@ -288,6 +288,8 @@ QuantMatvec quant_matvec_avx512(DType dtype) {
       return matvec<Q4_0Pairs>;
     case DType::kQ8_0:
       return matvec<Q8_0Pairs>;
+    case DType::kIQ4_NL:
+      return quant_matvec_iq4_nl_avx512();
     default:
       return quant_matvec_row_pairs_avx512(dtype);  // Q4_1, Q5_0, Q5_1, or none
   }
