@@ -243,10 +243,12 @@ inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
 // L1) to 47 / 29 (avx512/quant_matvec_avx512.cpp).
 inline constexpr std::size_t kAvx512StreamAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
-// One-token Q3_K / Q4_K / Q5_K / Q6_K products (avx512/kquant_decode_avx512.cpp) and IQ4_XS
+// One-token Q2_K .. Q6_K products (avx512/kquant_decode_avx512.cpp) and IQ4_XS
 // (avx512/iq4xs_decode_avx512.cpp).
 void kquant_decode_iq4xs_avx512(const void* w, std::size_t w_stride, std::size_t m,
                                 const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q2k_avx512(const void* w, std::size_t w_stride, std::size_t m,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q3k_avx512(const void* w, std::size_t w_stride, std::size_t m,
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q4k_avx512(const void* w, std::size_t w_stride, std::size_t m,

@@ -333,7 +333,7 @@ void kquant_gemm(const void* w, std::size_t w_stride, std::size_t m, const enc::
 KQuantGemm kquant_gemm_avx512(DType dtype) {
   switch (dtype) {
     case DType::kQ2_K:
-      return kquant_gemm<Q2K>;
+      return kquant_gemm<Q2K, KernelDecode<kquant_decode_q2k_avx512>>;
     case DType::kQ3_K:
       return kquant_gemm<Q3K, KernelDecode<kquant_decode_q3k_avx512>>;
     case DType::kQ4_K:

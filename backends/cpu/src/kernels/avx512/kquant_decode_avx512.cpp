@@ -17,18 +17,18 @@
 //     subtracted inside the int32 accumulator (exact, as the definition's isum - msum), so a block
 //     needs one horizontal sum, not two;
 //   - Q3_K's third code bit is a byte test and a masked add. Before this kernel Q3_K decode took
-//   the row kernel of
-//     kquant_avx512.cpp, whose scalar scale unpacking held it to 6.7 GB/s on one Zen 5 thread
-//     (24 now) and llama1b Q3_K decode to 0.63x llama.cpp's (2.1x now);
+//     the row kernel of kquant_avx512.cpp, whose scalar scale unpacking held it to 6.7 GB/s on one
+//     Zen 5 thread (24 now) and llama1b Q3_K decode to 0.63x llama.cpp's (2.1x now);
 //   - the activation scales are gathered once per call, so the float steps of four blocks read
 //     them with one load;
-//   - Q4_K / Q5_K rows go four at a time (k4_rows): each row's chain of fused multiply-adds is one
-//     lane of a 4-lane vector, so a block's float steps and horizontal sums serve four rows, and
-//     the four rows' scale bytes unpack in one pass at 512 bits. Each row still runs the
-//     definition's steps in its order. One thread, 2048 x 8192 from cache on a Zen 5 guest
-//     (eredu_bench_cpu_kernels --benchmark_filter='Matvec/Q4_K/'): Q4_K 34 -> 50 GB/s, Q5_K
-//     36 -> 49; from memory (16384 x 8192) 33 -> 40, the thread's memory bandwidth. Q6_K, at
-//     55 GB/s one row at a time, ran no faster in groups and slower from memory, so it stays.
+//   - Q4_K / Q5_K / Q2_K rows go four at a time (min_rows): each row's chain of fused
+//     multiply-adds is one lane of a 4-lane vector, so a block's float steps and horizontal sums
+//     serve four rows, and the four rows' scale bytes unpack in one pass at 512 bits. Each row
+//     still runs the definition's steps in its order; a short last group repeats its last row.
+//     One thread, 2048 x 8192 from cache on a Zen 5 guest (eredu_bench_cpu_kernels
+//     --benchmark_filter='Matvec/Q4_K/'): Q4_K 34 -> 50 GB/s, Q5_K 36 -> 49, Q2_K 22 -> 29; from
+//     memory (16384 x 8192) Q4_K 33 -> 40, the thread's memory bandwidth. Q6_K, at 55 GB/s one
+//     row at a time, ran no faster in groups and slower from memory, so it stays.
 // Rows longer than kChunkBlocks blocks are taken a chunk of columns at a time for all the rows,
 // each row's accumulator carried from one chunk to the next in y: the same steps in the same
 // order.
@@ -158,6 +158,18 @@ struct Q3KDecode {
   static __m256i scales(const Block& b) { return q3k_scale_vector(b.scales); }
 };
 
+struct Q2KDecode {
+  using Block = enc::BlockQ2_K;
+  static constexpr bool kNibbleOrdered = false;
+  // Chunk c = 4h + k: bits 2k, 2k + 1 of qs[32h + j] are element 32c + j. Vector 2h holds chunks
+  // 4h, 4h + 1, vector 2h + 1 chunks 4h + 2, 4h + 3.
+  static void codes(const Block& b, int h, __m512i& lo, __m512i& hi) {
+    const __m512i q = both_halves(load256(b.qs + 32 * h));
+    lo = _mm512_and_si512(_mm512_srlv_epi16(q, shifts(0, 2)), bytes_mask(3));
+    hi = _mm512_and_si512(_mm512_srlv_epi16(q, shifts(4, 6)), bytes_mask(3));
+  }
+};
+
 // What every row of a call reads of the activations, laid out once.
 struct alignas(64) Prepared {
   std::int8_t codes[kChunkBlocks][enc::kQK_K];  // nibble order (Q4_K / Q5_K) or as stored
@@ -229,9 +241,10 @@ template <typename Block>
 struct RowGroup {
   const Block* w[kRows];
   const char* next;
-  RowGroup(const std::byte* rows, std::size_t w_stride, std::size_t b0) {
+  // `count` rows (1 .. kRows) from `rows`; a short group repeats its last row in the other lanes.
+  RowGroup(const std::byte* rows, std::size_t w_stride, std::size_t count, std::size_t b0) {
     for (std::size_t r = 0; r < kRows; ++r)
-      w[r] = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
+      w[r] = reinterpret_cast<const Block*>(rows + std::min(r, count - 1) * w_stride) + b0;
     next =
         reinterpret_cast<const char*>(w[0]) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
   }
@@ -252,39 +265,55 @@ inline __m256 row_scales(const RowGroup<Block>& g, std::size_t b) {
   return _mm256_cvtph_ps(_mm_setr_epi32(v[0], v[1], v[2], v[3]));
 }
 
-// Q4_K / Q5_K scales of four rows at once. k4_scale_vectors (kquant_scales.hpp) unpacks one
-// block's 12 bytes into its 8 scales and 8 minimums with 128-bit steps that never cross a 128-bit
-// lane, so the same steps at 512 bits unpack four rows' blocks, row r in lane r: bytes 0-7 the
-// scales, 8-15 the minimums. Then each row's scale words are a byte shuffle of its lane (the high
-// byte of every word zeroed) instead of a widening and a word permute per vector.
-struct alignas(64) K4ScaleShuffles {
+// Scales of four rows at once, row r in 128-bit lane r: a scale byte vector and a minimum byte
+// vector per block (GroupScales). Each row's scale words are then a byte shuffle of its lane (the
+// high byte of every word zeroed) instead of a widening and a word permute per vector, and the
+// four rows' minimum sums one shuffle, multiply-add and reduction per two rows.
+struct alignas(64) GroupShuffles {
   std::int8_t words[4][64];  // code vector k: each int16 pair sum's scale byte, zero-extended
-  std::int8_t mins[64];      // lanes [even, odd, even, odd]: minimums 0-3 / 4-7, each twice
+  std::int8_t mins[64];      // lanes [row a, row a, row b, row b]: bsums words 0-7 / 8-15's minimum
 };
-constexpr K4ScaleShuffles kK4Shuffles = [] {
-  K4ScaleShuffles t{};
+// Q4_K / Q5_K (nibble order, a scale per 32: sub16 / 2, minimums in bytes 8-15, each twice) or
+// Q2_K (element order, a scale and a minimum per 16).
+constexpr GroupShuffles group_shuffles(bool k4) {
+  GroupShuffles t{};
   for (int k = 0; k < 4; ++k) {
-    for (int i = 0; i < 32; ++i) {  // nibble order, as kNibbleOrder: sub-block of 32 = sub16 / 2
-      const int sub16 = 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8;
-      t.words[k][2 * i] = static_cast<std::int8_t>(sub16 / 2);
+    for (int i = 0; i < 32; ++i) {
+      const int sub16 =
+          k4 ? 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8  // kNibbleOrder
+             : 4 * k + i / 8;                                           // kElementOrder
+      t.words[k][2 * i] = static_cast<std::int8_t>(k4 ? sub16 / 2 : sub16);
       t.words[k][2 * i + 1] = -128;
     }
   }
   for (int i = 0; i < 32; ++i) {  // word i of lane i / 8: bsums word 8 (lane % 2) + i % 8
     const int bsum_word = 8 * ((i / 8) % 2) + i % 8;
-    t.mins[2 * i] = static_cast<std::int8_t>(8 + bsum_word / 2);
+    t.mins[2 * i] = static_cast<std::int8_t>(k4 ? 8 + bsum_word / 2 : bsum_word);
     t.mins[2 * i + 1] = -128;
   }
   return t;
-}();
+}
+
+struct GroupScales {
+  __m512i scales;
+  __m512i mins;
+};
 
 template <typename Block>
-inline __m512i k4_scale_bytes(const RowGroup<Block>& g, std::size_t b) {
+inline __m512i group_load16(const RowGroup<Block>& g, std::size_t b) {
   auto load128 = [](const void* q) { return _mm_loadu_si128(static_cast<const __m128i*>(q)); };
   __m512i v = _mm512_castsi128_si512(load128(g.w[0][b].scales));
   v = _mm512_inserti32x4(v, load128(g.w[1][b].scales), 1);
   v = _mm512_inserti32x4(v, load128(g.w[2][b].scales), 2);
-  v = _mm512_inserti32x4(v, load128(g.w[3][b].scales), 3);
+  return _mm512_inserti32x4(v, load128(g.w[3][b].scales), 3);
+}
+
+// Q4_K / Q5_K: k4_scale_vectors (kquant_scales.hpp) unpacks one block's 12 bytes into its 8 scales
+// and 8 minimums with 128-bit steps that never cross a 128-bit lane, so the same steps at 512 bits
+// unpack four rows' blocks: bytes 0-7 the scales, 8-15 the minimums.
+template <typename Block>
+inline GroupScales k4_group_scales(const RowGroup<Block>& g, std::size_t b) {
+  const __m512i v = group_load16(g, b);
   auto lanes = [](__m128i x) { return _mm512_broadcast_i32x4(x); };
   const __m512i low_src = _mm512_shuffle_epi8(
       v, lanes(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
@@ -294,7 +323,15 @@ inline __m512i k4_scale_bytes(const RowGroup<Block>& g, std::size_t b) {
       _mm512_and_si512(_mm512_srlv_epi32(low_src, lanes(_mm_setr_epi32(0, 0, 0, 4))),
                        lanes(_mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F)));
   const __m512i top = _mm512_and_si512(_mm512_srli_epi16(top_src, 2), _mm512_set1_epi8(0x30));
-  return _mm512_or_si512(low, top);
+  const __m512i bytes = _mm512_or_si512(low, top);
+  return {bytes, bytes};
+}
+
+// Q2_K: 16 bytes, a scale in each low nibble and a minimum in each high nibble.
+inline GroupScales q2k_group_scales(const RowGroup<enc::BlockQ2_K>& g, std::size_t b) {
+  const __m512i v = group_load16(g, b);
+  return {_mm512_and_si512(v, _mm512_set1_epi8(0x0F)),
+          _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F))};
 }
 
 // Row r's 16 bytes in every lane.
@@ -303,22 +340,48 @@ inline __m512i row_lane(__m512i bytes) {
   return _mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(kRow, kRow, kRow, kRow));
 }
 
-// The four rows' exact sums sum_j min(j / 2) x bsums[j], in lanes 0..3.
-inline __m128i k4_min_sums(__m512i bytes, const enc::BlockQ8_K& x) {
-  const __m512i shuffle = _mm512_load_si512(kK4Shuffles.mins);
+// The encodings decoded four rows at a time (min_rows): their shuffles and scale unpacking.
+template <typename F>
+struct Group {
+  static constexpr bool kUsed = false;
+};
+template <typename F>
+struct K4Group {
+  static constexpr bool kUsed = true;
+  static constexpr GroupShuffles kShuffles = group_shuffles(true);
+  static GroupScales scales(const RowGroup<typename F::Block>& g, std::size_t b) {
+    return k4_group_scales(g, b);
+  }
+};
+template <>
+struct Group<Q4KDecode> : K4Group<Q4KDecode> {};
+template <>
+struct Group<Q5KDecode> : K4Group<Q5KDecode> {};
+template <>
+struct Group<Q2KDecode> {
+  static constexpr bool kUsed = true;
+  static constexpr GroupShuffles kShuffles = group_shuffles(false);
+  static GroupScales scales(const RowGroup<enc::BlockQ2_K>& g, std::size_t b) {
+    return q2k_group_scales(g, b);
+  }
+};
+
+// The four rows' exact sums sum_j min_j x bsums[j] (min_j: the minimum of sub-block of 16 j), in
+// lanes 0..3.
+inline __m128i group_min_sums(__m512i mins, const enc::BlockQ8_K& x, __m512i shuffle) {
   const __m512i bsums = both_halves(load256(x.bsums));
   const __m512i rows01 = _mm512_madd_epi16(
-      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(1, 1, 0, 0)), shuffle),
+      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(mins, mins, _MM_SHUFFLE(1, 1, 0, 0)), shuffle),
       bsums);
   const __m512i rows23 = _mm512_madd_epi16(
-      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(bytes, bytes, _MM_SHUFFLE(3, 3, 2, 2)), shuffle),
+      _mm512_shuffle_epi8(_mm512_shuffle_i32x4(mins, mins, _MM_SHUFFLE(3, 3, 2, 2)), shuffle),
       bsums);
   return totals(rows01, rows23);  // each already a pair form: [row a, row a, row b, row b]
 }
 
 template <typename F, int kRow>
-inline __m512i k4_row_sum(const RowGroup<typename F::Block>& g, std::size_t b, __m512i bytes,
-                          const std::int8_t* xcodes, const __m512i (&shuffles)[4]) {
+inline __m512i group_row_sum(const RowGroup<typename F::Block>& g, std::size_t b, __m512i bytes,
+                             const std::int8_t* xcodes, const __m512i (&shuffles)[4]) {
   const auto& wb = g.w[kRow][b];
   const __m512i lane = row_lane<kRow>(bytes);
   const __m512i words[4] = {
@@ -327,47 +390,31 @@ inline __m512i k4_row_sum(const RowGroup<typename F::Block>& g, std::size_t b, _
   return block_sum_words<F>(wb, xcodes, words, _mm512_setzero_si512());
 }
 
-// Q4_K / Q5_K: per block acc += (d x xd) x isum, then acc += -(dmin x xd) x msum.
+// Q4_K / Q5_K / Q2_K: per block acc += (d x xd) x isum, then acc += -(dmin x xd) x msum.
 template <typename F>
-__m128 k4_rows(const RowGroup<typename F::Block>& g, const enc::BlockQ8_K* x, const Prepared& p,
-               std::size_t n, __m128 acc) {
+__m128 min_rows(const RowGroup<typename F::Block>& g, const enc::BlockQ8_K* x, const Prepared& p,
+                std::size_t n, __m128 acc) {
   const __m128 negate = _mm_castsi128_ps(_mm_set1_epi32(INT32_MIN));
   __m512i shuffles[4];
   for (int k = 0; k < 4; ++k)
-    shuffles[k] = _mm512_load_si512(kK4Shuffles.words[k]);
+    shuffles[k] = _mm512_load_si512(Group<F>::kShuffles.words[k]);
+  const __m512i min_shuffle = _mm512_load_si512(Group<F>::kShuffles.mins);
   for (std::size_t b = 0; b < n; ++b) {
     g.hint(b);
-    const __m512i bytes = k4_scale_bytes(g, b);
-    const __m128i isums = sum4(k4_row_sum<F, 0>(g, b, bytes, p.codes[b], shuffles),
-                               k4_row_sum<F, 1>(g, b, bytes, p.codes[b], shuffles),
-                               k4_row_sum<F, 2>(g, b, bytes, p.codes[b], shuffles),
-                               k4_row_sum<F, 3>(g, b, bytes, p.codes[b], shuffles));
+    const GroupScales s = Group<F>::scales(g, b);
+    const std::int8_t* xcodes = F::kNibbleOrdered ? p.codes[b] : x[b].qs;
+    const __m128i isums = sum4(group_row_sum<F, 0>(g, b, s.scales, xcodes, shuffles),
+                               group_row_sum<F, 1>(g, b, s.scales, xcodes, shuffles),
+                               group_row_sum<F, 2>(g, b, s.scales, xcodes, shuffles),
+                               group_row_sum<F, 3>(g, b, s.scales, xcodes, shuffles));
     const __m128 is = _mm_cvtepi32_ps(isums);
-    const __m128 ms = _mm_cvtepi32_ps(k4_min_sums(bytes, x[b]));
+    const __m128 ms = _mm_cvtepi32_ps(group_min_sums(s.mins, x[b], min_shuffle));
     // [d0 xd, dmin0 xd, d1 xd, ...] -> [d0 xd .. d3 xd | dmin0 xd .. dmin3 xd]
     const __m256 products =
         _mm256_permutevar8x32_ps(_mm256_mul_ps(row_scales(g, b), _mm256_set1_ps(p.d[b])),
                                  _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
     acc = _mm_fmadd_ps(_mm256_castps256_ps128(products), is, acc);
     acc = _mm_fmadd_ps(_mm_xor_ps(_mm256_extractf128_ps(products, 1), negate), ms, acc);
-  }
-  return acc;
-}
-
-// One row (the rows past the last group of four): the same steps with the row alone.
-template <typename F>
-float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, const Prepared& p, std::size_t n,
-             float acc, const __m512i (&index)[4]) {
-  for (std::size_t b = 0; b < n; ++b) {
-    hint_ahead(&w[b], sizeof(w[b]));
-    __m256i scales;
-    __m256i mins;
-    k4_scale_vectors(w[b].scales, scales, mins);
-    const std::int32_t is =
-        sum1(block_sum<F>(w[b], p.codes[b], scales, _mm512_setzero_si512(), index));
-    const std::int32_t ms = sum1(_mm256_madd_epi16(mins, load256(x[b].bsums)));
-    acc = __builtin_fmaf(half_to_float(w[b].d) * p.d[b], static_cast<float>(is), acc);
-    acc = __builtin_fmaf(-(half_to_float(w[b].dmin) * p.d[b]), static_cast<float>(ms), acc);
   }
   return acc;
 }
@@ -402,21 +449,19 @@ void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::Block
   for (std::size_t b0 = 0; b0 < n_super; b0 += kChunkBlocks) {
     const std::size_t n = std::min(kChunkBlocks, n_super - b0);
     prepare<F>(x + b0, n, p);
-    std::size_t r = 0;
-    if constexpr (F::kNibbleOrdered) {
-      for (; r + kRows <= m; r += kRows) {
-        const RowGroup<Block> g(rows + r * w_stride, w_stride, b0);
-        const __m128 acc = b0 == 0 ? _mm_setzero_ps() : _mm_loadu_ps(y + r);
-        _mm_storeu_ps(y + r, k4_rows<F>(g, x + b0, p, n, acc));
+    if constexpr (Group<F>::kUsed) {
+      for (std::size_t r = 0; r < m; r += kRows) {
+        const std::size_t count = std::min(kRows, m - r);
+        const RowGroup<Block> g(rows + r * w_stride, w_stride, count, b0);
+        alignas(16) float acc[kRows] = {};
+        if (b0 != 0) std::copy(y + r, y + r + count, acc);
+        _mm_store_ps(acc, min_rows<F>(g, x + b0, p, n, _mm_load_ps(acc)));
+        std::copy(acc, acc + count, y + r);
       }
-    }
-    for (; r < m; ++r) {
-      const auto* wr = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
-      const float acc = b0 == 0 ? 0.0F : y[r];
-      if constexpr (F::kNibbleOrdered) {
-        y[r] = k4_row<F>(wr, x + b0, p, n, acc, index);
-      } else {
-        y[r] = offset_row<F>(wr, x + b0, p, n, acc, index);
+    } else {
+      for (std::size_t r = 0; r < m; ++r) {
+        const auto* wr = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
+        y[r] = offset_row<F>(wr, x + b0, p, n, b0 == 0 ? 0.0F : y[r], index);
       }
     }
   }
@@ -424,6 +469,10 @@ void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::Block
 
 }  // namespace
 
+void kquant_decode_q2k_avx512(const void* w, std::size_t w_stride, std::size_t m,
+                              const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
+  decode<Q2KDecode>(w, w_stride, m, x, n_super, y);
+}
 void kquant_decode_q3k_avx512(const void* w, std::size_t w_stride, std::size_t m,
                               const enc::BlockQ8_K* x, std::size_t n_super, float* y) {
   decode<Q3KDecode>(w, w_stride, m, x, n_super, y);
