@@ -147,9 +147,7 @@ float k4_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_t n)
 // int32 sum (exact) so that a block needs one horizontal sum.
 struct Q6KOffset : Q6K {
   static constexpr int kOffsetShift = 5;
-  static __m256i scales(const Block& b) {
-    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-  }
+  static __m256i scales(const Block& b) { return q6k_scale_vector(b.scales); }
 };
 struct Q3KOffset : Q3K {
   static constexpr int kOffsetShift = 2;
@@ -190,16 +188,8 @@ float offset_row(const typename F::Block* w, const enc::BlockQ8_K* x, std::size_
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g)
       isum[g] = offset_block_sum<F>(w[b + g], x[b + g]);
-    const __m128 wd = _mm_cvtph_ps(
-        _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
-                       static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0));
-    alignas(16) float scale[4];
-    alignas(16) float sums[4];
-    _mm_store_ps(scale, _mm_mul_ps(wd, _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d)));
-    _mm_store_ps(sums, _mm_cvtepi32_ps(hsum4(isum[0], isum[1], isum[2], isum[3])));
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g)
-      acc = __builtin_fmaf(scale[g], sums[g], acc);
+    acc = fma_four_blocks(acc, w + b, _mm_setr_ps(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d),
+                          hsum4(isum[0], isum[1], isum[2], isum[3]));
   }
   for (; b < n; ++b) {
     acc = __builtin_fmaf(half_to_float(w[b].d) * x[b].d,

@@ -88,6 +88,11 @@ struct K4Scales {
 using Q4KScales = K4Scales<encoding::BlockQ4_K>;
 using Q5KScales = K4Scales<encoding::BlockQ5_K>;
 
+// Q6_K: the 16 signed 8-bit scales as int16.
+inline __m256i q6k_scale_vector(const std::int8_t* q) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+}
+
 struct Q6KScales {
   using Block = encoding::BlockQ6_K;
   static constexpr bool kSigned = false;
@@ -95,8 +100,7 @@ struct Q6KScales {
   static constexpr bool kSeparateMin = false;
   static constexpr bool kScalePer32 = false;
   static void scales(const Block& b, Scales& s) {
-    const __m256i sc =
-        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    const __m256i sc = q6k_scale_vector(b.scales);
     _mm256_store_si256(reinterpret_cast<__m256i*>(s.scale), sc);
     _mm256_store_si256(reinterpret_cast<__m256i*>(s.min), _mm256_slli_epi16(sc, 5));  // 32 * scale
     s.d = half_to_float(b.d);
@@ -190,6 +194,25 @@ inline float block_step(float acc, const Scales& s, float xd, std::int32_t isum,
   } else {
     return __builtin_fmaf(dd, static_cast<float>(isum - msum), acc);
   }
+}
+
+// The float steps of four consecutive blocks with one F16 scale d each (Q6_K, Q3_K, IQ4_XS
+// decode), in the definition's order: acc = fma(fl(d_w[g] x xd[g]), float(isum[g]), acc) for
+// g = 0..3. The scale products and conversions run four at once; the fused multiply-adds stay
+// scalar and in block order.
+template <typename Block>
+inline float fma_four_blocks(float acc, const Block* w, __m128 xd, __m128i isums) {
+  const __m128 wd = _mm_cvtph_ps(
+      _mm_setr_epi16(static_cast<short>(w[0].d), static_cast<short>(w[1].d),
+                     static_cast<short>(w[2].d), static_cast<short>(w[3].d), 0, 0, 0, 0));
+  alignas(16) float scale[4];
+  alignas(16) float sums[4];
+  _mm_store_ps(scale, _mm_mul_ps(wd, xd));
+  _mm_store_ps(sums, _mm_cvtepi32_ps(isums));
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g)
+    acc = __builtin_fmaf(scale[g], sums[g], acc);
+  return acc;
 }
 
 // Small batches (a speculative verification: up to 16 tokens) run one row at a time against

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../avx2/simd_avx2.hpp"
+#include "../avx2/kquant_scales.hpp"
 
 namespace eredu::cpu::detail {
 namespace {
@@ -48,8 +48,8 @@ inline std::int32_t sum1(__m256i v) {
 
 // One row over n blocks with one F16 scale d each (Q6_K, Q3_K, IQ4_XS): per block the definition's
 // acc = fma(fl(d x xd[b]), float(isum), acc), the blocks in order, where block_sum(b) gives block
-// b's exact int32 partial sums. Four blocks' totals share one reduction tree and their scale
-// products one multiply; the fused multiply-adds stay scalar and in order.
+// b's exact int32 partial sums. Four blocks' totals share one reduction tree, then
+// fma_four_blocks (kquant_scales.hpp).
 template <typename Block, typename BlockSum>
 inline float one_scale_blocks(const Block* w, const float* xd, std::size_t n, float acc,
                               BlockSum block_sum) {
@@ -59,16 +59,8 @@ inline float one_scale_blocks(const Block* w, const float* xd, std::size_t n, fl
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g)
       isum[g] = block_sum(b + g);
-    const __m128 wd = _mm_cvtph_ps(
-        _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
-                       static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0));
-    alignas(16) float scale[4];
-    alignas(16) float sums[4];
-    _mm_store_ps(scale, _mm_mul_ps(wd, _mm_loadu_ps(xd + b)));
-    _mm_store_ps(sums, _mm_cvtepi32_ps(sum4(isum[0], isum[1], isum[2], isum[3])));
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g)
-      acc = __builtin_fmaf(scale[g], sums[g], acc);
+    acc =
+        fma_four_blocks(acc, w + b, _mm_loadu_ps(xd + b), sum4(isum[0], isum[1], isum[2], isum[3]));
   }
   for (; b < n; ++b)
     acc =

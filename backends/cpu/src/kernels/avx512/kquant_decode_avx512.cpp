@@ -54,26 +54,25 @@ namespace enc = eredu::encoding;
 // in one pass.
 constexpr std::size_t kChunkBlocks = 64;
 
-// The int16 scale index of each of the 32 pair sums of code vector k (0: low nibbles of half 0,
-// 1: its high nibbles, 2, 3: half 1), as sub-blocks of 16 (Q4_K / Q5_K list each scale twice).
+// The sub-block of 16 of pair sum i (0..31) of code vector k (0: low nibbles of half 0, 1: its
+// high nibbles, 2, 3: half 1). Element order: vector k holds elements 64k .. 64k + 63. Nibble
+// order: half h = k / 2 holds chunks 4h + (k % 2) (lanes 0-15) and 4h + 2 + (k % 2) (lanes 16-31).
+constexpr int sub_block16(bool nibble_order, int k, int i) {
+  return nibble_order ? 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8 : 4 * k + i / 8;
+}
+
+// The int16 scale index of each pair sum in element order (Q6_K, Q3_K: a scale per 16).
 struct alignas(64) ScaleIndex {
   std::int16_t lane[4][32];
 };
-constexpr ScaleIndex scale_index(bool nibble_order) {
+constexpr ScaleIndex kElementOrder = [] {
   ScaleIndex s{};
   for (int k = 0; k < 4; ++k) {
-    for (int i = 0; i < 32; ++i) {
-      // Element order: vector k holds elements 64k .. 64k + 63. Nibble order: half h = k / 2
-      // holds chunks 4h + (k % 2) (lanes 0-15) and 4h + 2 + (k % 2) (lanes 16-31).
-      const int sub16 =
-          nibble_order ? 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8 : 4 * k + i / 8;
-      s.lane[k][i] = static_cast<std::int16_t>(sub16);
-    }
+    for (int i = 0; i < 32; ++i)
+      s.lane[k][i] = static_cast<std::int16_t>(sub_block16(false, k, i));
   }
   return s;
-}
-constexpr ScaleIndex kElementOrder = scale_index(false);
-constexpr ScaleIndex kNibbleOrder = scale_index(true);
+}();
 
 inline __m512i bytes_mask(int mask) {
   return _mm512_set1_epi8(static_cast<char>(mask));
@@ -120,9 +119,7 @@ struct Q6KDecode {
   using Block = enc::BlockQ6_K;
   static constexpr bool kNibbleOrdered = false;
   static constexpr int kOffsetShift = 5;  // codes are value + 32: the offset is 32 x scale
-  static __m256i scales(const Block& b) {
-    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-  }
+  static __m256i scales(const Block& b) { return q6k_scale_vector(b.scales); }
   // ql[64h + j]: low nibble element 128h + j, high nibble 128h + 64 + j; qh[32h + j] bits 2k,
   // 2k + 1: the top two bits of element 128h + 32k + j. Moved to bits 4, 5 by a shift of 4 - 2k.
   static void codes(const Block& b, int h, __m512i& lo, __m512i& hi) {
@@ -279,9 +276,7 @@ constexpr GroupShuffles group_shuffles(bool k4) {
   GroupShuffles t{};
   for (int k = 0; k < 4; ++k) {
     for (int i = 0; i < 32; ++i) {
-      const int sub16 =
-          k4 ? 8 * (k / 2) + 2 * (k % 2) + 4 * (i / 16) + (i % 16) / 8  // kNibbleOrder
-             : 4 * k + i / 8;                                           // kElementOrder
+      const int sub16 = sub_block16(k4, k, i);
       t.words[k][2 * i] = static_cast<std::int8_t>(k4 ? sub16 / 2 : sub16);
       t.words[k][2 * i + 1] = -128;
     }
@@ -440,10 +435,6 @@ template <typename F>
 void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::BlockQ8_K* x,
             std::size_t n_super, float* y) {
   using Block = typename F::Block;
-  const ScaleIndex& table = F::kNibbleOrdered ? kNibbleOrder : kElementOrder;
-  __m512i index[4];
-  for (int k = 0; k < 4; ++k)
-    index[k] = _mm512_load_si512(table.lane[k]);
   Prepared p;
   const auto* rows = static_cast<const std::byte*>(w);
   for (std::size_t b0 = 0; b0 < n_super; b0 += kChunkBlocks) {
@@ -459,6 +450,9 @@ void decode(const void* w, std::size_t w_stride, std::size_t m, const enc::Block
         std::copy(acc, acc + count, y + r);
       }
     } else {
+      __m512i index[4];
+      for (int k = 0; k < 4; ++k)
+        index[k] = _mm512_load_si512(kElementOrder.lane[k]);
       for (std::size_t r = 0; r < m; ++r) {
         const auto* wr = reinterpret_cast<const Block*>(rows + r * w_stride) + b0;
         y[r] = offset_row<F>(wr, x + b0, p, n, b0 == 0 ? 0.0F : y[r], index);
