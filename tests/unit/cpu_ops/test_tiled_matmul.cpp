@@ -38,11 +38,13 @@ struct Shape {
 
 // Rows: below, at and past the 3-, 4- and 6-row tiles and the row blocks; tokens: 1, the token
 // tiles' edges (past the 16 tokens below which float encodings take the one-token path too), and
-// past one 96-token chunk.
+// past one 96-token chunk; row lengths: a few blocks, and (for the one-token products, which take
+// four rows and eight blocks at a time) exactly eight, and past it with odd and even tails.
 const std::vector<Shape>& edge_shapes() {
   static const std::vector<Shape> shapes = {
-      {1, 2, 1},  {2, 3, 2}, {3, 4, 1},   {5, 5, 3},    {7, 7, 2},   {17, 2, 1},
-      {50, 9, 2}, {4, 1, 2}, {67, 97, 1}, {13, 130, 2}, {11, 19, 2}, {8, 23, 3},
+      {1, 2, 1},  {2, 3, 2},  {3, 4, 1},   {5, 5, 3},    {7, 7, 2},   {17, 2, 1},
+      {50, 9, 2}, {4, 1, 2},  {67, 97, 1}, {13, 130, 2}, {11, 19, 2}, {8, 23, 3},
+      {9, 2, 8},  {6, 3, 19}, {13, 2, 38}, {5, 2, 131},
   };
   return shapes;
 }

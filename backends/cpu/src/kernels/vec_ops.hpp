@@ -235,13 +235,14 @@ inline constexpr std::size_t kFloatGemmRowsAvx512 = 6;  // float_gemm_avx512's r
 // 2-4 KiB gave llama1b decode Q4_0 39 -> 49-51, Q8_0 27 -> 33-40, Q6_K 38 -> 44-58 tokens/s
 // (2 threads, interleaved sweeps of 0.5-9 KiB).
 inline constexpr std::size_t kAvx512DecodeAheadBytes = 4096;
-// The one-token products (K-quant decode, and the Q4_0 / Q8_0 products at least this far ahead
-// of a group of four rows) hint 8 KiB ahead into L2 (_MM_HINT_T1), as the F16 token kernels do:
+// The one-token products that take rows in groups of four (the AVX-512 K-quant decode and Q4_0 /
+// Q8_0 products, the AVX2 Q4_0 product) hint the group's bytes as one stream, at least this far
+// ahead of the group, into L2 (_MM_HINT_T1), as the F16 token kernels do:
 // on a Zen 4 guest llama1b Q4_K_M decode went 34.9 -> 37.2 tokens/s (medians of 5 interleaved
 // runs). For Q4_0 / Q8_0 one row at a time this hint changed Q4_0 nothing and slowed Q8_0
 // (18.8 -> 16.5 on llama1b); four rows at a time it took them from 40 / 24 (one group ahead into
 // L1) to 47 / 29 (avx512/quant_matvec_avx512.cpp).
-inline constexpr std::size_t kAvx512StreamAheadBytes = 8192;
+inline constexpr std::size_t kGroupStreamAheadBytes = 8192;
 KQuantGemm kquant_gemm_avx512(DType dtype);
 // One-token Q2_K .. Q6_K products (avx512/kquant_decode_avx512.cpp) and IQ4_XS
 // (avx512/iq4xs_decode_avx512.cpp).

@@ -4,13 +4,31 @@
 // The row dot makes the nibbles signed (code - 8) and multiplies two signed vectors, which
 // vpmaddubsw cannot do directly, so it spends two sign instructions per block on it. Here the
 // nibbles stay unsigned (0..15, so a pair of products fits int16) and the offset's share,
-// 8 x (sum of the four activations of each int32 lane), is subtracted as a start value computed
-// once per call for all the call's rows. The int32 sums are the same exact integers, and the scale
-// products, the two chains (block b in chain b % 2) and the final sum are the row dot's, so the
-// values are too. llama1b Q4_0 decode with EREDU_CPU_ISA=avx2 on a 2-core Zen 5 guest went from
-// 24-26 to 27-32 tokens/s on one thread, 42-45 to 44-57 on two (three interleaved rounds).
+// 8 x (sum of the four activations of each int32 lane), is added as a start value computed once
+// per call for all the call's rows. The int32 sums are the same exact integers, and the scale
+// products fl(d_w x d_x), the two chains (block b in chain b % 2) and the final sum are the row
+// dot's, so the values are too.
+//
+// What a block costs: the row dot's float step (a half-to-float conversion, a scalar product and a
+// broadcast per block) and its nibble unpacking (two shifts, an insert and a mask) took most of
+// ~15 vector operations for an 18-byte block, and its rows, one at a time, were hinted ~0.5 KiB
+// ahead into L1. Here
+//   - eight blocks' weight scales are converted and multiplied by the activation scales in one
+//     256-bit step, and each block takes its product from that vector by one permute;
+//   - a block's 16 bytes are loaded into both 128-bit lanes and one variable shift moves the high
+//     lane's nibbles down;
+//   - four rows go side by side, each with its own two chains, so the activation codes and the
+//     offset shares are read once per block for four rows and eight chains of fused multiply-adds
+//     overlap; the group's bytes are hinted into L2 as one stream, a group of rows and
+//     kGroupStreamAheadBytes ahead, as the AVX-512 products do (four row streams with no hint were
+//     what once made four-row AVX2 decode slower than one row at a time).
+// On one Zen 5 thread (EREDU_CPU_ISA=avx2) the product went 19.6 -> 21.3 GB/s from L2 and
+// 17.1 -> 21.3 from memory (16384 x 8192): what is left per block, vpmaddubsw, vpmaddwd and the
+// fused multiply-add, is what the definition's per-block int32 lanes need without VNNI. llama1b
+// Q4_0 decode on two threads went 62-65 -> 70-72 tokens/s (four interleaved rounds).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,58 +42,117 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-// How many blocks ahead (~0.5 KiB) the stream hint reaches, as the row dot's.
-constexpr std::size_t kAheadBlocks = 32;
+constexpr std::size_t kRowGroup = 4;
+constexpr std::size_t kScaleBlocks = 8;  // blocks whose scale products are made in one step
 
 // Per activation block: -(8 x sum of the four activations of each int32 lane).
 struct alignas(32) MinusOffset {
   std::int32_t lanes[8];
 };
 static_assert(sizeof(MinusOffset) == 32);
+static_assert(quant_matvec_scratch_bytes(1) >= sizeof(MinusOffset) + sizeof(float));
 
-void prepare(const ActQ8Block* x, std::size_t n_blocks, MinusOffset* out) {
+void prepare(const ActQ8Block* x, std::size_t n_blocks, MinusOffset* out, float* xd) {
   const __m256i eight = _mm256_set1_epi8(8);
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const __m256i sums =
         _mm256_madd_epi16(_mm256_maddubs_epi16(eight, load_act(x[b])), _mm256_set1_epi16(1));
     _mm256_store_si256(reinterpret_cast<__m256i*>(out[b].lanes),
                        _mm256_sub_epi32(_mm256_setzero_si256(), sums));
+    xd[b] = x[b].d;
   }
 }
 
+// fl(d_w x d_x) of eight consecutive blocks of one row, in block order.
+inline __m256 scale_products(const enc::BlockQ4_0* w, const float* xd) {
+  alignas(16) std::uint16_t halves[kScaleBlocks];
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < kScaleBlocks; ++k)
+    halves[k] = w[k].d;
+  const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(halves));
+  return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_loadu_ps(xd));
+}
+
+// One block's step of one row: the exact int32 sums, converted, times the scale product, added into
+// the block's chain.
 inline __m256 step(const enc::BlockQ4_0& w, const ActQ8Block& x, const MinusOffset& minus_off,
-                   __m256 acc) {
-  _mm_prefetch(reinterpret_cast<const char*>(&w + kAheadBlocks), _MM_HINT_T0);
-  const __m256i pairs = _mm256_maddubs_epi16(nibbles_to_bytes(w.qs), load_act(x));
+                   __m256 scale, __m256 acc) {
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
+  // Low lane: the low nibbles (elements 0..15); high lane shifted down: the high ones (16..31).
+  const __m256i codes = _mm256_and_si256(
+      _mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), _mm256_set1_epi8(0x0F));
+  const __m256i pairs = _mm256_maddubs_epi16(codes, load_act(x));
   const __m256i sums =
       _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)),
                        _mm256_load_si256(reinterpret_cast<const __m256i*>(minus_off.lanes)));
-  const __m256 scale = _mm256_set1_ps(half_to_float(w.d) * x.d);
   return _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sums), acc);
 }
 
-float row(const enc::BlockQ4_0* w, const ActQ8Block* x, const MinusOffset* minus_off,
-          std::size_t n_blocks) {
-  // Two named accumulators, as the row dot (an array indexed by b & 1 was kept in memory).
-  __m256 even = _mm256_setzero_ps();
-  __m256 odd = _mm256_setzero_ps();
-  std::size_t b = 0;
-  for (; b + 2 <= n_blocks; b += 2) {
-    even = step(w[b], x[b], minus_off[b], even);
-    odd = step(w[b + 1], x[b + 1], minus_off[b + 1], odd);
+template <std::size_t kRows>
+void rows(const std::byte* w, std::size_t w_stride, const ActQ8Block* x,
+          const MinusOffset* minus_off, const float* xd, std::size_t n_blocks, float* y) {
+  const enc::BlockQ4_0* wr[kRows];
+  // Two named accumulators per row, as the row dot (block b in chain b % 2).
+  __m256 even[kRows];
+  __m256 odd[kRows];
+#pragma GCC unroll 4
+  for (std::size_t i = 0; i < kRows; ++i) {
+    wr[i] = reinterpret_cast<const enc::BlockQ4_0*>(w + i * w_stride);
+    even[i] = _mm256_setzero_ps();
+    odd[i] = _mm256_setzero_ps();
   }
-  if (b < n_blocks) even = step(w[b], x[b], minus_off[b], even);
-  return hsum(_mm256_add_ps(even, odd));
+  // Stream hints (read no value): the group's bytes as one stream, at least a group of rows and
+  // kGroupStreamAheadBytes ahead, a step's worth of lines per step.
+  constexpr std::size_t kStepBytes = kRows * kScaleBlocks * sizeof(enc::BlockQ4_0);
+  const char* next =
+      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kGroupStreamAheadBytes);
+  std::size_t b = 0;
+  for (; b + kScaleBlocks <= n_blocks; b += kScaleBlocks) {
+#pragma GCC unroll 16
+    for (std::size_t line = 0; line < kStepBytes; line += 64)
+      _mm_prefetch(next + b / kScaleBlocks * kStepBytes + line, _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (std::size_t i = 0; i < kRows; ++i) {
+      const __m256 products = scale_products(wr[i] + b, xd + b);
+      const auto product = [&](std::size_t k) {
+        return _mm256_permutevar8x32_ps(products, _mm256_set1_epi32(static_cast<int>(k)));
+      };
+#pragma GCC unroll 4
+      for (std::size_t k = 0; k < kScaleBlocks; k += 2) {
+        even[i] = step(wr[i][b + k], x[b + k], minus_off[b + k], product(k), even[i]);
+        odd[i] = step(wr[i][b + k + 1], x[b + k + 1], minus_off[b + k + 1], product(k + 1), odd[i]);
+      }
+    }
+  }
+  // The last blocks (fewer than eight), with the row dot's scalar scale product.
+  for (; b < n_blocks; ++b) {
+#pragma GCC unroll 4
+    for (std::size_t i = 0; i < kRows; ++i) {
+      const __m256 scale = _mm256_set1_ps(half_to_float(wr[i][b].d) * xd[b]);
+      if (b % 2 == 0) {
+        even[i] = step(wr[i][b], x[b], minus_off[b], scale, even[i]);
+      } else {
+        odd[i] = step(wr[i][b], x[b], minus_off[b], scale, odd[i]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t i = 0; i < kRows; ++i)
+    y[i] = hsum(_mm256_add_ps(even[i], odd[i]));
 }
 
 void matvec_q4_0(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
                  std::size_t n_blocks, float* y, void* scratch) {
   auto* minus_off = static_cast<MinusOffset*>(scratch);
-  prepare(x, n_blocks, minus_off);
-  const auto* rows = static_cast<const std::byte*>(w);
-  for (std::size_t r = 0; r < m; ++r)
-    y[r] =
-        row(reinterpret_cast<const enc::BlockQ4_0*>(rows + r * w_stride), x, minus_off, n_blocks);
+  auto* xd = reinterpret_cast<float*>(minus_off + n_blocks);
+  prepare(x, n_blocks, minus_off, xd);
+  const auto* base = static_cast<const std::byte*>(w);
+  std::size_t r = 0;
+  for (; r + kRowGroup <= m; r += kRowGroup)
+    rows<kRowGroup>(base + r * w_stride, w_stride, x, minus_off, xd, n_blocks, y + r);
+  for (; r < m; ++r)
+    rows<1>(base + r * w_stride, w_stride, x, minus_off, xd, n_blocks, y + r);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 //     lanes, against the activation block in both), so one reduction tree gives the four rows'
 //     block totals in four lanes and the rows' chains of fused multiply-adds are the lanes of one
 //     128-bit vector;
-//   - the group's bytes are hinted as one stream, a group of rows and kAvx512StreamAheadBytes
+//   - the group's bytes are hinted as one stream, a group of rows and kGroupStreamAheadBytes
 //     ahead, as the other AVX-512 decode products.
 // Rows past the last group of four take the row dot.
 #include <immintrin.h>
@@ -71,7 +71,7 @@ void rows4(const std::byte* w, std::size_t w_stride, const ActQ8Block* x,
   for (std::size_t i = 0; i < kRows; ++i)
     r[i] = reinterpret_cast<const enc::BlockIQ4_NL*>(w + i * w_stride);
   const char* next =
-      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
+      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kGroupStreamAheadBytes);
   constexpr std::size_t kStep = kRows * sizeof(enc::BlockIQ4_NL);  // bytes the group reads a block
   __m128 acc = _mm_setzero_ps();
   for (std::size_t b = 0; b < n_blocks; ++b) {

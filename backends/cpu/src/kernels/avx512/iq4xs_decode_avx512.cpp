@@ -93,7 +93,7 @@ inline __m256i block_scales(const enc::BlockIQ4_XS& w) {
 // One block's isum as 16 int32 lanes.
 inline __m512i block_sum(const enc::BlockIQ4_XS& w, const Prepared& p, std::size_t b,
                          __m512i codebook) {
-  const char* ahead = reinterpret_cast<const char*>(&w) + kAvx512StreamAheadBytes;
+  const char* ahead = reinterpret_cast<const char*>(&w) + kGroupStreamAheadBytes;
   for (std::size_t line = 0; line < sizeof(w); line += 64)
     _mm_prefetch(ahead + line, _MM_HINT_T1);
   const __m256i scales = block_scales(w);

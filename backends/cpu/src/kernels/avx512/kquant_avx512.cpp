@@ -96,7 +96,7 @@ float kquant_row_decode(const typename F::Block* w, const enc::BlockQ8_K* x, std
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       // A decode streams the row from memory: hint it ahead (reads no value).
-      const char* ahead = reinterpret_cast<const char*>(w + b + g) + kAvx512StreamAheadBytes;
+      const char* ahead = reinterpret_cast<const char*>(w + b + g) + kGroupStreamAheadBytes;
 #pragma GCC unroll 4
       for (std::size_t line = 0; line < sizeof(typename F::Block); line += 64)
         _mm_prefetch(ahead + line, _MM_HINT_T1);

@@ -220,7 +220,7 @@ inline __m512i block_sum(const typename F::Block& w, const std::int8_t* xcodes, 
 }
 
 inline void hint_ahead(const void* block, std::size_t bytes) {
-  const char* ahead = static_cast<const char*>(block) + kAvx512StreamAheadBytes;
+  const char* ahead = static_cast<const char*>(block) + kGroupStreamAheadBytes;
   for (std::size_t line = 0; line < bytes; line += 64)
     _mm_prefetch(ahead + line, _MM_HINT_T1);
 }
@@ -232,7 +232,7 @@ constexpr std::size_t kRows = 4;
 
 // The group's rows, and the stream hints for them: the four rows advance together, so their
 // bytes are hinted as one stream that advances by four blocks a step, at least a group of rows and
-// kAvx512StreamAheadBytes ahead (as the Q4_0 product does). Hinting each row's own block 8 KiB
+// kGroupStreamAheadBytes ahead (as the Q4_0 product does). Hinting each row's own block 8 KiB
 // ahead made llama1b Q4_K_M decode slower than one row at a time (87 against 93 tokens/s).
 template <typename Block>
 struct RowGroup {
@@ -242,8 +242,7 @@ struct RowGroup {
   RowGroup(const std::byte* rows, std::size_t w_stride, std::size_t count, std::size_t b0) {
     for (std::size_t r = 0; r < kRows; ++r)
       w[r] = reinterpret_cast<const Block*>(rows + std::min(r, count - 1) * w_stride) + b0;
-    next =
-        reinterpret_cast<const char*>(w[0]) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
+    next = reinterpret_cast<const char*>(w[0]) + std::max(kRows * w_stride, kGroupStreamAheadBytes);
   }
   void hint(std::size_t b) const {
     constexpr std::size_t kStep = kRows * sizeof(Block);

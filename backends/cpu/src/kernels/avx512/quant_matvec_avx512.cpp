@@ -14,7 +14,7 @@
 //
 // Rows go four at a time: the activation loads serve four rows and four accumulator chains run
 // side by side, and the weights are hinted into L2 as one stream at least a group of rows and
-// kAvx512StreamAheadBytes ahead of use. One row at a time, hinted 4 KiB ahead into L1, llama1b
+// kGroupStreamAheadBytes ahead of use. One row at a time, hinted 4 KiB ahead into L1, llama1b
 // decode on a Zen 4 guest (2 threads, medians of interleaved rounds) ran Q4_0 at 41 and Q8_0 at
 // 21 tokens/s, with the 576 x 1536 Q4_0 product at 14.5 GB/s from L2 on one thread (17.5 now);
 // four rows without a hint ran at 20 and 16, four rows hinted into L1 one group ahead at 40 and
@@ -234,12 +234,12 @@ void rows(const std::byte* w, std::size_t w_stride, const PairActivations* xp, c
   }
   const std::size_t n_pairs = n_blocks / 2;
   // Stream hints (read no value), kLines lines per pair: the rows' bytes taken as one stream that
-  // advances as fast as the rows do, hinted at least a group of rows and kAvx512StreamAheadBytes
+  // advances as fast as the rows do, hinted at least a group of rows and kGroupStreamAheadBytes
   // ahead.
   constexpr std::size_t kPairBytes = 2 * sizeof(Block);
   constexpr std::size_t kLines = (kRows * kPairBytes + 63) / 64;
   const char* next =
-      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kAvx512StreamAheadBytes);
+      reinterpret_cast<const char*>(w) + std::max(kRows * w_stride, kGroupStreamAheadBytes);
   std::size_t p = 0;
   if constexpr (requires { F::quad_step(wr[0], xp, xd, acc[0]); }) {
     constexpr std::size_t kQuadLines = (4 * kRows * kPairBytes + 63) / 64;

@@ -123,7 +123,7 @@ inline void step(const typename F::Block& w0, const typename F::Block& w1,
 }
 
 // kPairs pairs of rows (the last may repeat its first row when `n_rows` is odd), blocks in order,
-// the rows' bytes hinted into L2 as one stream at least kAvx512StreamAheadBytes ahead.
+// the rows' bytes hinted into L2 as one stream at least kGroupStreamAheadBytes ahead.
 template <typename F, std::size_t kPairs>
 void row_pairs(const std::byte* w, std::size_t w_stride, std::size_t n_rows,
                const BlockActivations* xa, const float* xd, const float* xs, std::size_t n_blocks,
@@ -139,7 +139,7 @@ void row_pairs(const std::byte* w, std::size_t w_stride, std::size_t n_rows,
     mins[p] = _mm_setzero_ps();
   }
   const char* next =
-      reinterpret_cast<const char*>(w) + std::max(2 * kPairs * w_stride, kAvx512StreamAheadBytes);
+      reinterpret_cast<const char*>(w) + std::max(2 * kPairs * w_stride, kGroupStreamAheadBytes);
   std::size_t hinted = 0;  // bytes of the stream hinted so far
   for (std::size_t b = 0; b < n_blocks; ++b) {
     for (; hinted < (b + 1) * 2 * kPairs * sizeof(Block); hinted += 64)
