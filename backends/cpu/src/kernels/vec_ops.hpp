@@ -222,6 +222,7 @@ void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,
 KQuantGemm kquant_prompt_gemm_avx2(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx2(DType dtype);
 QuantMatvec quant_matvec_avx2(DType dtype);
+QuantMatvec quant_matvec_iq4_nl_avx2();  // avx2/iq4nl_matvec_avx2.cpp
 float row_dot_iq4_nl_avx2(const void* w_row, const ActQ8Block* x, std::size_t n_blocks);
 void gemm_iq4_nl_avx2(const void* w, std::size_t w_stride, std::size_t m, const ActQ8Block* x,
                       std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,

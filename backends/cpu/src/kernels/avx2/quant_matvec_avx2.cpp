@@ -1,5 +1,5 @@
 // AVX2 one-token product of Q4_0 weight rows with one activation row (decode), with the values of
-// row_dot_q4_0 (vec_avx2.cpp) bit for bit.
+// row_dot_q4_0 (vec_avx2.cpp) bit for bit. IQ4_NL has its own in iq4nl_matvec_avx2.cpp.
 //
 // The row dot makes the nibbles signed (code - 8) and multiplies two signed vectors, which
 // vpmaddubsw cannot do directly, so it spends two sign instructions per block on it. Here the
@@ -158,7 +158,14 @@ void matvec_q4_0(const void* w, std::size_t w_stride, std::size_t m, const ActQ8
 }  // namespace
 
 QuantMatvec quant_matvec_avx2(DType dtype) {
-  return dtype == DType::kQ4_0 ? matvec_q4_0 : nullptr;
+  switch (dtype) {
+    case DType::kQ4_0:
+      return matvec_q4_0;
+    case DType::kIQ4_NL:
+      return quant_matvec_iq4_nl_avx2();
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace eredu::cpu::detail
