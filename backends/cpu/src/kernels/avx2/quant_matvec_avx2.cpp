@@ -14,18 +14,21 @@
 // ~15 vector operations for an 18-byte block, and its rows, one at a time, were hinted ~0.5 KiB
 // ahead into L1. Here
 //   - eight blocks' weight scales are converted and multiplied by the activation scales in one
-//     256-bit step, and each block takes its product from that vector by one permute;
+//     256-bit step per row, and each block broadcasts its product from memory;
 //   - a block's 16 bytes are loaded into both 128-bit lanes and one variable shift moves the high
 //     lane's nibbles down;
-//   - four rows go side by side, each with its own two chains, so the activation codes and the
-//     offset shares are read once per block for four rows and eight chains of fused multiply-adds
-//     overlap; the group's bytes are hinted into L2 as one stream, a group of rows and
-//     kGroupStreamAheadBytes ahead, as the AVX-512 products do (four row streams with no hint were
-//     what once made four-row AVX2 decode slower than one row at a time).
-// On one Zen 5 thread (EREDU_CPU_ISA=avx2) the product went 19.6 -> 21.3 GB/s from L2 and
-// 17.1 -> 21.3 from memory (16384 x 8192): what is left per block, vpmaddubsw, vpmaddwd and the
-// fused multiply-add, is what the definition's per-block int32 lanes need without VNNI. llama1b
-// Q4_0 decode on two threads went 62-65 -> 70-72 tokens/s (four interleaved rounds).
+//   - four rows go side by side, each with its own two chains, block by block: a block's
+//     activation codes and offset share are loaded once into registers for the four rows, and
+//     eight chains of fused multiply-adds overlap; the group's bytes are hinted into L2 as one
+//     stream, a group of rows and kGroupStreamAheadBytes ahead, as the AVX-512 products do (four
+//     row streams with no hint were what once made four-row AVX2 decode slower than one row at a
+//     time).
+// On one Zen 5 thread (EREDU_CPU_ISA=avx2) the product went 19.6 -> 25 GB/s from L2 and
+// 17.1 -> 24 from memory (16384 x 8192). Per block, what is left is the loads and the definition's
+// int32 lanes without VNNI (vpmaddubsw, vpmaddwd, the offset add, the conversion and the fused
+// multiply-add). Reading each block's activations and scale product through memory operands, row
+// by row, held it at 21 GB/s: the vector load ports, not the arithmetic, were full. llama1b Q4_0
+// decode on two threads went 62-65 -> 75-80 tokens/s (interleaved rounds).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -74,18 +77,16 @@ inline __m256 scale_products(const enc::BlockQ4_0* w, const float* xd) {
 }
 
 // One block's step of one row: the exact int32 sums, converted, times the scale product, added into
-// the block's chain.
-inline __m256 step(const enc::BlockQ4_0& w, const ActQ8Block& x, const MinusOffset& minus_off,
-                   __m256 scale, __m256 acc) {
+// the block's chain. `act` and `minus_off` are the block's activation codes and offset share.
+inline __m256 step(const enc::BlockQ4_0& w, __m256i act, __m256i minus_off, __m256 scale,
+                   __m256 acc) {
   const __m256i both =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
   // Low lane: the low nibbles (elements 0..15); high lane shifted down: the high ones (16..31).
   const __m256i codes = _mm256_and_si256(
       _mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), _mm256_set1_epi8(0x0F));
-  const __m256i pairs = _mm256_maddubs_epi16(codes, load_act(x));
-  const __m256i sums =
-      _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)),
-                       _mm256_load_si256(reinterpret_cast<const __m256i*>(minus_off.lanes)));
+  const __m256i pairs = _mm256_maddubs_epi16(codes, act);
+  const __m256i sums = _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), minus_off);
   return _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sums), acc);
 }
 
@@ -112,28 +113,37 @@ void rows(const std::byte* w, std::size_t w_stride, const ActQ8Block* x,
 #pragma GCC unroll 16
     for (std::size_t line = 0; line < kStepBytes; line += 64)
       _mm_prefetch(next + b / kScaleBlocks * kStepBytes + line, _MM_HINT_T1);
+    alignas(32) float products[kRows][kScaleBlocks];
 #pragma GCC unroll 4
-    for (std::size_t i = 0; i < kRows; ++i) {
-      const __m256 products = scale_products(wr[i] + b, xd + b);
-      const auto product = [&](std::size_t k) {
-        return _mm256_permutevar8x32_ps(products, _mm256_set1_epi32(static_cast<int>(k)));
-      };
+    for (std::size_t i = 0; i < kRows; ++i)
+      _mm256_store_ps(products[i], scale_products(wr[i] + b, xd + b));
+#pragma GCC unroll 8
+    for (std::size_t k = 0; k < kScaleBlocks; ++k) {
+      const __m256i act = load_act(x[b + k]);
+      const __m256i off =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(minus_off[b + k].lanes));
 #pragma GCC unroll 4
-      for (std::size_t k = 0; k < kScaleBlocks; k += 2) {
-        even[i] = step(wr[i][b + k], x[b + k], minus_off[b + k], product(k), even[i]);
-        odd[i] = step(wr[i][b + k + 1], x[b + k + 1], minus_off[b + k + 1], product(k + 1), odd[i]);
+      for (std::size_t i = 0; i < kRows; ++i) {
+        const __m256 scale = _mm256_broadcast_ss(&products[i][k]);
+        if (k % 2 == 0) {
+          even[i] = step(wr[i][b + k], act, off, scale, even[i]);
+        } else {
+          odd[i] = step(wr[i][b + k], act, off, scale, odd[i]);
+        }
       }
     }
   }
   // The last blocks (fewer than eight), with the row dot's scalar scale product.
   for (; b < n_blocks; ++b) {
+    const __m256i act = load_act(x[b]);
+    const __m256i off = _mm256_load_si256(reinterpret_cast<const __m256i*>(minus_off[b].lanes));
 #pragma GCC unroll 4
     for (std::size_t i = 0; i < kRows; ++i) {
       const __m256 scale = _mm256_set1_ps(half_to_float(wr[i][b].d) * xd[b]);
       if (b % 2 == 0) {
-        even[i] = step(wr[i][b], x[b], minus_off[b], scale, even[i]);
+        even[i] = step(wr[i][b], act, off, scale, even[i]);
       } else {
-        odd[i] = step(wr[i][b], x[b], minus_off[b], scale, odd[i]);
+        odd[i] = step(wr[i][b], act, off, scale, odd[i]);
       }
     }
   }
