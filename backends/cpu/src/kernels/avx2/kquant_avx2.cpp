@@ -286,7 +286,7 @@ KQuantGemm kquant_gemm_avx2(DType dtype) {
     case DType::kQ6_K:
       return kquant_gemm_q8k<Q6K, KernelDecode<kquant_decode_q6k_avx2>>;
     case DType::kIQ4_XS:
-      return kquant_gemm_q8k<IQ4XS>;
+      return kquant_gemm_q8k<IQ4XS, KernelDecode<kquant_decode_iq4xs_avx2>>;
     default:
       return nullptr;
   }

@@ -179,6 +179,21 @@ struct IQ4XSScales {
   }
 };
 
+// IQ4_XS's 8 sub-block scales (minus 32) as int32 lanes: the low 4 bits are nibble c of the
+// 32-bit scales_l, the high 2 bits bits 2c, 2c + 1 of scales_h.
+inline __m256i iq4xs_scale_vector(const encoding::BlockIQ4_XS& w) {
+  std::int32_t low;
+  std::memcpy(&low, w.scales_l, 4);
+  const __m256i l = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(low), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+      _mm256_set1_epi32(0xF));
+  const __m256i h =
+      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w.scales_h),
+                                         _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                       _mm256_set1_epi32(3));
+  return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
+}
+
 // The scalar definition's per-block step: acc += d * xd * isum (- dmin * xd * msum), as one or two
 // fused multiply-adds in the reference's order (reference::dot_q8_K).
 template <typename F>

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../avx2/kquant_scales.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "int_sums_avx512.hpp"
@@ -75,28 +76,13 @@ void prepare(const enc::BlockQ8_K* x, std::size_t n, Prepared& p) {
   }
 }
 
-// The 8 scales (minus 32) as int32: the low 4 bits are nibble c of the 32-bit scales_l, the high
-// 2 bits bits 2c, 2c + 1 of scales_h.
-inline __m256i block_scales(const enc::BlockIQ4_XS& w) {
-  std::int32_t low;
-  std::memcpy(&low, w.scales_l, 4);
-  const __m256i l = _mm256_and_si256(
-      _mm256_srlv_epi32(_mm256_set1_epi32(low), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-      _mm256_set1_epi32(0xF));
-  const __m256i h =
-      _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(w.scales_h),
-                                         _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-                       _mm256_set1_epi32(3));
-  return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
-}
-
 // One block's isum as 16 int32 lanes.
 inline __m512i block_sum(const enc::BlockIQ4_XS& w, const Prepared& p, std::size_t b,
                          __m512i codebook) {
   const char* ahead = reinterpret_cast<const char*>(&w) + kGroupStreamAheadBytes;
   for (std::size_t line = 0; line < sizeof(w); line += 64)
     _mm_prefetch(ahead + line, _MM_HINT_T1);
-  const __m256i scales = block_scales(w);
+  const __m256i scales = iq4xs_scale_vector(w);
   // The shift's share: sum_c scale_c x (-128 x sum_c), in lanes 0-7.
   __m512i acc = _mm512_zextsi256_si512(_mm256_mullo_epi32(
       scales, _mm256_load_si256(reinterpret_cast<const __m256i*>(p.minus_shift_sums[b]))));
