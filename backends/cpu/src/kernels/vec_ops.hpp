@@ -219,6 +219,8 @@ void kquant_decode_q4k_avx2(const void* w, std::size_t w_stride, std::size_t m,
                             const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_q5k_avx2(const void* w, std::size_t w_stride, std::size_t m,
                             const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+void kquant_decode_q2k_avx2(const void* w, std::size_t w_stride, std::size_t m,
+                            const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 void kquant_decode_iq4xs_avx2(const void* w, std::size_t w_stride, std::size_t m,
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 KQuantGemm kquant_prompt_gemm_avx2(DType dtype);

@@ -276,7 +276,7 @@ void quantize_act_q8k_avx2(const float* x, enc::BlockQ8_K* y, std::size_t n) {
 KQuantGemm kquant_gemm_avx2(DType dtype) {
   switch (dtype) {
     case DType::kQ2_K:
-      return kquant_gemm_q8k<Q2K>;
+      return kquant_gemm_q8k<Q2K, KernelDecode<kquant_decode_q2k_avx2>>;
     case DType::kQ3_K:
       return kquant_gemm_q8k<Q3K, KernelDecode<kquant_decode_q3k_avx2>>;
     case DType::kQ4_K:
