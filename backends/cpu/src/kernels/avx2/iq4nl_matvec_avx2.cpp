@@ -80,9 +80,7 @@ void rows4(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, const 
     const __m256i l1 = block_lanes(r[1][b], x[b], abs_x[b], codebook);
     const __m256i l2 = block_lanes(r[2][b], x[b], abs_x[b], codebook);
     const __m256i l3 = block_lanes(r[3][b], x[b], abs_x[b], codebook);
-    // [row 0..3 totals of lanes 0-3 | row 0..3 totals of lanes 4-7], then the two halves.
-    const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(l0, l1), _mm256_hadd_epi32(l2, l3));
-    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+    const __m128i isum = hsum4(l0, l1, l2, l3);
     const __m128 wd = _mm_cvtph_ps(
         _mm_setr_epi16(static_cast<short>(r[0][b].d), static_cast<short>(r[1][b].d),
                        static_cast<short>(r[2][b].d), static_cast<short>(r[3][b].d), 0, 0, 0, 0));

@@ -67,12 +67,6 @@ inline __m256i load_words(const std::int8_t* p) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// The exact totals of four vectors' int32 lanes: [a, b, c, d].
-inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
-  const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
-  return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-}
-
 // Decode streams the rows from memory, one after another: hint a block's bytes
 // kGroupStreamAheadBytes ahead into L2 (as the tile does). ~0.5 KiB ahead into L1 left one Zen 5
 // thread's Q4_K product from memory at 22 GB/s (16384 x 8192; 8 KiB: 23.5) and Q6_K at 24 (28),

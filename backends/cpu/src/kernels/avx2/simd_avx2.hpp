@@ -30,6 +30,12 @@ inline std::int32_t hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// The exact totals of four vectors' int32 lanes: [a, b, c, d].
+inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
 inline float half_to_float(std::uint16_t h) {
   return _cvtsh_ss(h);
 }
