@@ -107,7 +107,8 @@ for e in engines:
     head += [f"{label[e]} t/s", f"{label[e]} / llama.cpp"]
 head += ["rounds"]
 print("| " + " | ".join(head) + " |")
-print("| " + " | ".join(["---"] * (3 if len(peers) > 1 else 2) + ["---:"] * (len(head) - (3 if len(peers) > 1 else 2))) + " |")
+print("| " + " | ".join("---" if h in ("file", "test", "llama.cpp build") else "---:" for h in head)
+      + " |")
 for f in files:
     name = os.path.basename(f)[:-5] if f.endswith(".gguf") else os.path.basename(f)
     for kind in ("pp", "tg"):
