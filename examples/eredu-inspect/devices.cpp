@@ -54,6 +54,8 @@ BackendListing cpu_devices() {
     device.properties.push_back({"avx512dq", f.avx512dq});
     device.properties.push_back({"avx512vnni", f.avx512vnni});
     device.properties.push_back({"avx512bf16", f.avx512bf16});
+    // 512-bit operations on 256-bit units (Zen 4): the avx512 table then takes 256-bit F16 tiles.
+    device.properties.push_back({"avx512_split", f.avx512_split});
     device.properties.push_back({"os_avx512_state", f.os_avx512});
     device.properties.push_back({"capabilities", describe_capabilities(report.capabilities)});
     listing.devices.push_back(std::move(device));

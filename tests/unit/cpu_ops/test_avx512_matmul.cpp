@@ -6,7 +6,8 @@
 // the table keeps. For one token (decode), small batches and prompts, row and token counts off
 // every tile edge, odd and even block counts (the row dots take blocks in pairs), and on 1 or 3
 // threads. So for these encodings choosing the AVX-512 table can change speed, never a token; only
-// float weights' prompt tiles round differently there (test_tiled_matmul.cpp).
+// float weights' prompt tiles round differently there (test_tiled_matmul.cpp), F16's except on a
+// CPU that splits 512-bit operations in two (the last test).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -127,6 +128,49 @@ TEST(Avx512Matmul, HalfWeightDecodeAndShortBatchesGiveTheAvx2TablesValuesBitForB
                               << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
                               << first << ": " << actual[first] << " vs " << expected[first];
       }
+    }
+  }
+}
+
+// F16 prompts (more than 16 tokens) on a CPU that runs 512-bit operations as two 256-bit halves:
+// the avx512 table takes the 8-lane F16 tile there (256-bit widenings cost half a 512-bit one), so
+// its values must be the AVX2 table's 3 x 4 tile's, bit for bit, through the 6 x 4 tile's edges
+// (rows off 6, tokens off 4, row blocks of 24, past one 96-token chunk, a tail of 1 .. 7 elements)
+// and on 1 or 3 threads. Elsewhere the 16-lane tile is checked against a float64 product
+// (test_tiled_matmul.cpp).
+TEST(Avx512Matmul, F16PromptsOnSplit512BitUnitsGiveTheAvx2TablesValuesBitForBit) {
+  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
+  if (avx512 == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  if (!eredu::cpu::cpu_features().avx512_split)
+    GTEST_SKIP() << "this CPU runs 512-bit operations whole: its avx512 table keeps the 16-lane "
+                    "F16 tile";
+  const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
+  ASSERT_NE(avx2, nullptr) << "AVX-512 without AVX2";
+  struct HalfShape {
+    std::size_t rows, tokens, cols;
+  };
+  const std::vector<HalfShape> shapes = {{1, 17, 8},   {5, 17, 37},    {6, 20, 64},
+                                         {7, 21, 69},  {13, 23, 95},   {25, 33, 133},
+                                         {50, 97, 40}, {49, 18, 2051}, {24, 19, 2048}};
+  ThreadPool three(3);
+  for (const HalfShape& s : shapes) {
+    std::mt19937 rng(6100 + static_cast<unsigned>(s.cols * 7 + s.tokens));
+    const auto bytes = random_packed_matrix(rng, DType::kF16, s.rows, s.cols);
+    const MatrixView w{DType::kF16, bytes.data(), s.rows, s.cols};
+    const auto x = random_floats(rng, s.tokens * s.cols, -3.0F, 3.0F);
+    std::vector<float> expected(s.tokens * s.rows, -1.0F);
+    avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+      std::vector<float> actual(expected.size(), -2.0F);
+      avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
+      const auto [differ, first] = bitwise_difference(actual, expected);
+      EXPECT_EQ(differ, 0U) << s.rows << " rows x " << s.tokens << " tokens x " << s.cols
+                            << " cols, " << (pool == nullptr ? 0 : pool->size())
+                            << " threads: first at " << first << ": " << actual[first] << " vs "
+                            << expected[first];
     }
   }
 }

@@ -27,7 +27,12 @@ TEST(KernelDispatch, FeaturesAgreeWithProcCpuinfo) {
   if (!cpuinfo) GTEST_SKIP() << "/proc/cpuinfo is not readable here";
   std::string line;
   std::string flags;
+  std::string vendor;
+  std::string family;
+  auto value = [&] { return line.substr(line.find(':') + 2); };
   while (std::getline(cpuinfo, line)) {
+    if (line.rfind("vendor_id", 0) == 0 && vendor.empty()) vendor = value();
+    if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
     if (line.rfind("flags", 0) == 0) {
       flags = line.substr(line.find(':') + 1);
       break;
@@ -49,6 +54,10 @@ TEST(KernelDispatch, FeaturesAgreeWithProcCpuinfo) {
   if (cpuinfo_has_flag(flags, "avx512f")) {
     EXPECT_TRUE(f.os_avx512);
   }
+  // Zen 4 (AMD family 25 = 19h, the one family with AVX-512 on 256-bit units).
+  EXPECT_EQ(f.avx512_split,
+            vendor == "AuthenticAMD" && family == "25" && cpuinfo_has_flag(flags, "avx512f"))
+      << "vendor " << vendor << ", family " << family;
 }
 
 TEST(KernelDispatch, ChosenTableIsTheBestSupportedIsaOrTheOverrideAndStaysFixed) {

@@ -38,6 +38,7 @@ CpuFeatures detect_features() noexcept {
   unsigned edx = 0;
   __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = ((ecx >> 29) & 1U) != 0 && f.avx;
+  const unsigned signature = eax;  // leaf 1 EAX: family, model, stepping
   f.avx512bw = __builtin_cpu_supports("avx512bw") != 0;
   f.avx512vl = __builtin_cpu_supports("avx512vl") != 0;
   f.avx512dq = __builtin_cpu_supports("avx512dq") != 0;
@@ -55,6 +56,13 @@ CpuFeatures detect_features() noexcept {
   }
   unsigned max_leaf = 0;
   __asm__("cpuid" : "=a"(max_leaf), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
+  // "AuthenticAMD" (leaf 0: EBX, EDX, ECX) and family 19h (base family 0xF plus extended family
+  // 0x0A): Zen 3, without AVX-512, and Zen 4, whose AVX-512 runs on 256-bit units.
+  const bool amd = ebx == 0x68747541U && edx == 0x69746e65U && ecx == 0x444d4163U;
+  const unsigned base_family = (signature >> 8) & 0xFU;
+  const unsigned family =
+      base_family == 0xFU ? base_family + ((signature >> 20) & 0xFFU) : base_family;
+  f.avx512_split = amd && family == 0x19U && f.avx512f;
   if (max_leaf >= 7) {
     __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
     f.amx_bf16 = ((edx >> 22) & 1U) != 0;

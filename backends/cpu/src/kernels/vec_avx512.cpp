@@ -39,7 +39,9 @@ const VecOps& vec_ops_avx512() noexcept {
     o.quant_prompt_gemm = quant_prompt_gemm_avx512;
     o.float_gemm = float_gemm_avx512;
     o.float_gemm_row_tile = kFloatGemmRowsAvx512;
-    o.f16_gemm = f16_gemm_avx512;
+    // Where 512-bit operations run as two 256-bit halves, a 512-bit F16 widening costs more than
+    // two 256-bit ones, and the 8-lane tile outruns the 16-lane one (float_gemm_avx512.cpp).
+    o.f16_gemm = cpu_features().avx512_split ? f16_gemm_avx512_half_width : f16_gemm_avx512;
     o.dot_f16_f16_tokens = dot_f16_f16_tokens_avx512;
     o.dot_bf16_bf16_tokens = dot_bf16_bf16_tokens_avx512;
     o.attention_block = attention_block_avx512;

@@ -282,6 +282,11 @@ void bf16_dot_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m
                           float* y, std::size_t ldy);
 void f16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m, const std::uint16_t* x,
                      std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
+// The same F16 products in 256-bit vectors (the AVX2 table's values bit for bit): chosen where the
+// CPU splits 512-bit operations in two (CpuFeatures::avx512_split).
+void f16_gemm_avx512_half_width(const std::uint16_t* w, std::size_t ldw, std::size_t m,
+                                const std::uint16_t* x, std::size_t ldx, std::size_t n,
+                                std::size_t k, float* y, std::size_t ldy);
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,
                        std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void attention_block_avx512(const AttentionBlock& block, float* scratch);

@@ -24,7 +24,7 @@ namespace eredu::cpu::detail {
 
 namespace {
 
-struct BF16PairSteps {
+struct BF16PairSteps : Zmm16Lanes {
   using T = std::uint16_t;
   using Vec = __m512bh;
   static constexpr std::size_t kWidth = 32;

@@ -5,10 +5,13 @@
 // (anonymous namespace), see vec_ops.hpp.
 //
 // A Step says how the operands are read and multiplied: S::T the stored element, S::kWidth the
-// elements one step takes, S::Vec what S::load gives for a step, S::madd(acc, w, x) the 16 float
-// lanes it adds into, and S::load1 one element as a float (for the k % kWidth tail). Each element
-// is one 16-lane chain of steps over k, then the fixed horizontal sum hsum16 and the tail as fused
-// multiply-adds in order, so its value depends on k only, never on the tiling.
+// elements one step takes, S::Vec what S::load gives for a step, S::Acc the float lanes
+// S::madd(acc, w, x) adds into (from S::zero()), S::sum(acc) their fixed horizontal sum, and
+// S::load1 one element as a float (for the k % kWidth tail). Each element is one chain of steps
+// over k, then S::sum and the tail as fused multiply-adds in order, so its value depends on k
+// only, never on the tiling. Most steps run 16-lane chains in zmm registers (Zmm16Lanes); the F16
+// tile for CPUs that split 512-bit operations in two runs the AVX2 table's 8-lane ones in ymm
+// registers (Ymm8Lanes, float_gemm_avx512.cpp), still 6 x 4 in the 32 registers.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -29,15 +32,29 @@ inline float hsum16(__m512 v) {
   return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
 }
 
+// Accumulators of 16 float lanes, summed by hsum16.
+struct Zmm16Lanes {
+  using Acc = __m512;
+  static __m512 zero() { return _mm512_setzero_ps(); }
+  static float sum(__m512 acc) { return hsum16(acc); }
+};
+
+// Accumulators of 8 float lanes, summed by the AVX2 table's hsum (simd_avx2.hpp).
+struct Ymm8Lanes {
+  using Acc = __m256;
+  static __m256 zero() { return _mm256_setzero_ps(); }
+  static float sum(__m256 acc) { return hsum(acc); }
+};
+
 template <typename S, int RM, int RN>
 void float_tile(const typename S::T* w, std::size_t ldw, const typename S::T* x, std::size_t ldx,
                 std::size_t k, float* y, std::size_t ldy) {
-  __m512 acc[RM][RN];
+  typename S::Acc acc[RM][RN];
 #pragma GCC unroll 8
   for (int r = 0; r < RM; ++r) {
 #pragma GCC unroll 8
     for (int t = 0; t < RN; ++t)
-      acc[r][t] = _mm512_setzero_ps();
+      acc[r][t] = S::zero();
   }
   std::size_t i = 0;
   for (; i + S::kWidth <= k; i += S::kWidth) {
@@ -57,7 +74,7 @@ void float_tile(const typename S::T* w, std::size_t ldw, const typename S::T* x,
   for (int r = 0; r < RM; ++r) {
 #pragma GCC unroll 8
     for (int t = 0; t < RN; ++t) {
-      float sum = hsum16(acc[r][t]);
+      float sum = S::sum(acc[r][t]);
       for (std::size_t j = i; j < k; ++j)
         sum = __builtin_fmaf(S::load1(w + r * ldw + j), S::load1(x + t * ldx + j), sum);
       y[t * ldy + r] = sum;
