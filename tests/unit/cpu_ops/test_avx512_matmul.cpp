@@ -46,6 +46,29 @@ Difference bitwise_difference(const std::vector<float>& actual,
   return d;
 }
 
+// A random rows x cols matrix of `dtype` times `tokens` random activation rows through both
+// tables: the avx512 table's output, on 1 and on 3 threads, must be the avx2 table's bit for bit.
+void expect_avx2_values(const eredu::cpu::KernelTable& avx512, const eredu::cpu::KernelTable& avx2,
+                        DType dtype, std::size_t rows, std::size_t tokens, std::size_t cols,
+                        unsigned seed) {
+  std::mt19937 rng(seed);
+  const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
+  const MatrixView w{dtype, bytes.data(), rows, cols};
+  const auto x = random_floats(rng, tokens * cols, -3.0F, 3.0F);
+  std::vector<float> expected(tokens * rows, -1.0F);
+  avx2.matmul(w, x.data(), tokens, expected.data(), nullptr);
+  ThreadPool three(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+    std::vector<float> actual(expected.size(), -2.0F);
+    avx512.matmul(w, x.data(), tokens, actual.data(), pool);
+    const auto [differ, first] = bitwise_difference(actual, expected);
+    EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << rows << " rows x " << tokens
+                          << " tokens x " << cols << " cols, "
+                          << (pool == nullptr ? 0 : pool->size()) << " threads: first at " << first
+                          << ": " << actual[first] << " vs " << expected[first];
+  }
+}
+
 TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
   if (avx512 == nullptr) {
@@ -64,27 +87,13 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
       {6, 16, 3},   {5, 17, 1}, {9, 19, 2}, {29, 98, 1}, {26, 23, 6}};
   const std::vector<DType> dtypes = {DType::kQ4_0, DType::kQ8_0, DType::kQ4_1, DType::kQ5_0,
                                      DType::kQ5_1, DType::kQ4_K, DType::kQ6_K, DType::kIQ4_NL};
-  ThreadPool three(3);
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
-      std::mt19937 rng(4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
       // Float rows: steps of 8 plus a tail of 5 (the tiles' scalar tail).
       const std::size_t block = eredu::dtype_info(dtype).block_elements;
       const std::size_t cols = block == 1 ? 64 * s.blocks + 5 : block * s.blocks;
-      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
-      const MatrixView w{dtype, bytes.data(), s.rows, cols};
-      const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);
-      std::vector<float> expected(s.tokens * s.rows, -1.0F);
-      avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-        std::vector<float> actual(expected.size(), -2.0F);
-        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
-        const auto [differ, first] = bitwise_difference(actual, expected);
-        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
-                              << " tokens x " << cols << " cols, "
-                              << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
-                              << first << ": " << actual[first] << " vs " << expected[first];
-      }
+      expect_avx2_values(*avx512, *avx2, dtype, s.rows, s.tokens, cols,
+                         4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
     }
   }
 }
@@ -109,25 +118,11 @@ TEST(Avx512Matmul, HalfWeightDecodeAndShortBatchesGiveTheAvx2TablesValuesBitForB
   const std::vector<HalfShape> shapes = {
       {1, 1, 1},  {3, 1, 7},   {5, 1, 37},  {7, 1, 64},   {9, 1, 69}, {13, 1, 8192}, {4, 2, 40},
       {6, 3, 95}, {5, 4, 128}, {7, 5, 133}, {3, 7, 2051}, {5, 8, 96}, {4, 13, 261},  {3, 16, 8192}};
-  ThreadPool three(3);
   for (DType dtype : {DType::kF16, DType::kBF16}) {
     for (const HalfShape& s : shapes) {
-      std::mt19937 rng(5200 + static_cast<unsigned>(s.cols * 7 + s.tokens) +
-                       static_cast<unsigned>(dtype));
-      const auto bytes = random_packed_matrix(rng, dtype, s.rows, s.cols);
-      const MatrixView w{dtype, bytes.data(), s.rows, s.cols};
-      const auto x = random_floats(rng, s.tokens * s.cols, -3.0F, 3.0F);
-      std::vector<float> expected(s.tokens * s.rows, -1.0F);
-      avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-        std::vector<float> actual(expected.size(), -2.0F);
-        avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
-        const auto [differ, first] = bitwise_difference(actual, expected);
-        EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens
-                              << " tokens x " << s.cols << " cols, "
-                              << (pool == nullptr ? 0 : pool->size()) << " threads: first at "
-                              << first << ": " << actual[first] << " vs " << expected[first];
-      }
+      expect_avx2_values(
+          *avx512, *avx2, dtype, s.rows, s.tokens, s.cols,
+          5200 + static_cast<unsigned>(s.cols * 7 + s.tokens) + static_cast<unsigned>(dtype));
     }
   }
 }
@@ -155,23 +150,9 @@ TEST(Avx512Matmul, F16PromptsOnSplit512BitUnitsGiveTheAvx2TablesValuesBitForBit)
   const std::vector<HalfShape> shapes = {{1, 17, 8},   {5, 17, 37},    {6, 20, 64},
                                          {7, 21, 69},  {13, 23, 95},   {25, 33, 133},
                                          {50, 97, 40}, {49, 18, 2051}, {24, 19, 2048}};
-  ThreadPool three(3);
   for (const HalfShape& s : shapes) {
-    std::mt19937 rng(6100 + static_cast<unsigned>(s.cols * 7 + s.tokens));
-    const auto bytes = random_packed_matrix(rng, DType::kF16, s.rows, s.cols);
-    const MatrixView w{DType::kF16, bytes.data(), s.rows, s.cols};
-    const auto x = random_floats(rng, s.tokens * s.cols, -3.0F, 3.0F);
-    std::vector<float> expected(s.tokens * s.rows, -1.0F);
-    avx2->matmul(w, x.data(), s.tokens, expected.data(), nullptr);
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-      std::vector<float> actual(expected.size(), -2.0F);
-      avx512->matmul(w, x.data(), s.tokens, actual.data(), pool);
-      const auto [differ, first] = bitwise_difference(actual, expected);
-      EXPECT_EQ(differ, 0U) << s.rows << " rows x " << s.tokens << " tokens x " << s.cols
-                            << " cols, " << (pool == nullptr ? 0 : pool->size())
-                            << " threads: first at " << first << ": " << actual[first] << " vs "
-                            << expected[first];
-    }
+    expect_avx2_values(*avx512, *avx2, DType::kF16, s.rows, s.tokens, s.cols,
+                       6100 + static_cast<unsigned>(s.cols * 7 + s.tokens));
   }
 }
 
