@@ -65,14 +65,15 @@ TEST(InspectDevices, JsonListsTheCpuAndEveryKnownBackendOnce) {
   EXPECT_LE(device["free_memory_bytes"].get<std::uint64_t>(),
             device["memory_bytes"].get<std::uint64_t>());
   const std::string kernels = device["kernels"];
-  EXPECT_TRUE(kernels == "avx512" || kernels == "avx2" || kernels == "generic") << kernels;
+  EXPECT_TRUE(kernels == "amx" || kernels == "avx512" || kernels == "avx2" || kernels == "generic")
+      << kernels;
   // The AVX2 kernels run only where the CPU has AVX2, FMA and F16C; the AVX-512 ones need those
   // plus AVX-512 F/BW/VL/DQ + VNNI with the OS saving their state.
-  if (kernels == "avx2" || kernels == "avx512") {
+  if (kernels == "avx2" || kernels == "avx512" || kernels == "amx") {
     EXPECT_TRUE(device["avx2"].get<bool>() && device["fma"].get<bool>() &&
                 device["f16c"].get<bool>());
   }
-  if (kernels == "avx512") {
+  if (kernels == "avx512" || kernels == "amx") {  // the AMX table is the AVX-512 one plus tiles
     EXPECT_TRUE(device["avx512f"].get<bool>() && device["avx512bw"].get<bool>() &&
                 device["avx512vl"].get<bool>() && device["avx512dq"].get<bool>() &&
                 device["avx512vnni"].get<bool>() && device["os_avx512_state"].get<bool>());
