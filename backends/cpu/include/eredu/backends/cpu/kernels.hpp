@@ -68,7 +68,7 @@ struct CpuFeatures {
   bool os_avx512 = false;
   // The CPU runs 512-bit operations as two 256-bit halves (AMD family 19h, Zen 4: the only family
   // with AVX-512 and 256-bit units; cpuid has no bit for it). A tuning fact, not a requirement:
-  // the avx512 table then picks a kernel or two of the same numerics in 256-bit vectors.
+  // the avx512 table then takes its F16 prompt tile in 256-bit vectors (the AVX2 table's values).
   bool avx512_split = false;
   // AMX (cpuid leaf 7 EDX bits 24, 25, 22), whether XCR0 has the tile configuration and tile data
   // state (bits 17, 18), and whether Linux granted this process tile data: AMX instructions fault
