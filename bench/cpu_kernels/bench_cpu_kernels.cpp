@@ -9,6 +9,8 @@
 //                                           cache; the queries sit at the end of N positions
 //   RmsNorm/<n>/rows:R
 //
+// Weights are read as the backend binds them: in the table's row groups where it has them (Q4_K
+// on AVX-512), else as stored.
 // Shapes are the ffn_down matrices of the two benchmark presets (smol135m: 576 x 1536, llama1b:
 // 2048 x 8192; rows = outputs, cols = inputs; both row lengths are whole K-quant super-blocks),
 // which stay in cache; Matvec also runs 16384 x 8192, which streams from memory as decode does.
@@ -105,6 +107,26 @@ const std::vector<std::byte>& cached_weights(DType dtype, std::size_t rows, std:
   return weights;
 }
 
+// The table's row groups of that matrix (KernelTable::row_group_bytes), as the backend makes them
+// at load; null where the table reads the encoding as stored. Kept with cached_weights'.
+const void* cached_row_groups(const cpu::KernelTable& k, DType dtype, std::size_t rows,
+                              std::size_t cols, const std::vector<std::byte>& weights) {
+  static const std::byte* packed_from = nullptr;
+  static std::vector<std::byte> storage;
+  static void* groups = nullptr;
+  const std::size_t bytes = k.row_group_bytes(dtype, rows, cols);
+  if (bytes == 0) return nullptr;
+  if (packed_from != weights.data() || storage.size() != bytes + 64) {
+    storage.assign(bytes + 64, std::byte{0});
+    void* at = storage.data();
+    std::size_t space = storage.size();
+    groups = std::align(64, bytes, at, space);
+    k.pack_row_groups(dtype, weights.data(), rows, cols, groups);
+    packed_from = weights.data();
+  }
+  return groups;
+}
+
 cpu::ThreadPool& pool_of(std::size_t threads) {
   static std::unique_ptr<cpu::ThreadPool> pool;
   if (!pool || pool->size() != threads) pool = std::make_unique<cpu::ThreadPool>(threads);
@@ -119,7 +141,8 @@ void run_matmul(benchmark::State& state, DType dtype, std::size_t rows, std::siz
     return;
   }
   const auto& w_bytes = cached_weights(dtype, rows, cols);
-  const cpu::MatrixView w{dtype, w_bytes.data(), rows, cols};
+  const cpu::MatrixView w{dtype, w_bytes.data(), rows, cols,
+                          cached_row_groups(k, dtype, rows, cols, w_bytes)};
   std::vector<float> x(tokens * cols), y(tokens * rows);
   SplitMix rng{42};
   for (float& v : x)

@@ -63,6 +63,16 @@ MappedFile::~MappedFile() {
   if (is_mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
+void MappedFile::release_pages(std::span<const std::byte> range) const noexcept {
+  if (!is_mapped_ || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(range.data());
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = (begin + range.size()) / page * page;
+  // A private read-only file mapping: dropped pages are read from the file again when touched.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 Result<std::span<const std::byte>> MappedFile::slice(std::uint64_t offset,
                                                      std::uint64_t length) const {
   if (offset > size_ || length > size_ - offset) {

@@ -38,6 +38,12 @@ class MappedFile {
   [[nodiscard]] Result<std::span<const std::byte>> slice(std::uint64_t offset,
                                                          std::uint64_t length) const;
 
+  // Lets the OS take the whole pages inside `range` (bytes of this file) out of this process's
+  // resident memory: for bytes a reader has copied elsewhere and will rarely touch again. They
+  // stay readable (read again from the file when touched). Nothing happens for a file made with
+  // from_bytes, or for bytes outside the file.
+  void release_pages(std::span<const std::byte> range) const noexcept;
+
  private:
   MappedFile() = default;
   const std::byte* data_ = nullptr;

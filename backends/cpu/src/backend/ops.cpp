@@ -25,7 +25,8 @@ Error op_error(const char* op, const std::string& message) {
 }
 
 MatrixView view_of(const CpuWeight& w) {
-  return MatrixView{w.dtype, w.data(), w.rows(), w.cols()};
+  return MatrixView{w.dtype, w.data(), w.rows(), w.cols(),
+                    w.row_groups.empty() ? nullptr : w.row_groups.data()};
 }
 
 Error capacity_error(const char* op, const std::string& what) {

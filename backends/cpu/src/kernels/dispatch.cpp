@@ -11,6 +11,7 @@
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/core/log.hpp"
 #include "kernel_impl.hpp"
+#include "row_groups.hpp"
 
 namespace eredu::cpu {
 
@@ -100,6 +101,13 @@ constexpr KernelTable make_table(Isa isa) {
       [](const MatrixView& table, std::size_t row, float* out) {
         detail::get_row(Ops(), table, row, out);
       },
+      [](DType dtype, std::size_t rows, std::size_t cols) noexcept -> std::size_t {
+        if (Ops().row_group_products == nullptr) return 0;
+        const detail::RowGroupProducts p = Ops().row_group_products(dtype);
+        if (p.decode == nullptr || p.gemm == nullptr) return 0;
+        return detail::row_group_bytes(dtype, rows, cols);
+      },
+      detail::pack_row_groups,
       detail::softmax,
       [](const float* x, std::size_t n, std::uint16_t* out) {
         if (Ops().f32_to_f16 != nullptr) return Ops().f32_to_f16(x, out, n);

@@ -33,6 +33,7 @@
 
 #include "eredu/backends/cpu/reference.hpp"
 #include "kernel_impl.hpp"
+#include "row_groups.hpp"
 #include "thread_scratch.hpp"
 #include "token_forms.hpp"
 
@@ -119,6 +120,33 @@ void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, Tok
   const std::size_t n_super = w.cols / encoding::kQK_K;
   const std::size_t n_tokens = forms.n_tokens();
   const encoding::BlockQ8_K* xq = forms.q8k(pool);
+  const RowGroupGemm group_gemm = w.row_groups != nullptr && ops.row_group_products != nullptr
+                                      ? ops.row_group_products(w.dtype).gemm
+                                      : nullptr;
+  if (group_gemm != nullptr) {
+    // Rows [0, grouped) from the row groups, whatever the batch (their unpacking into the prompt
+    // tiles' layout is cheap); the last rows % 16 as stored. Row blocks are whole groups.
+    const std::size_t grouped = w.rows / kRowGroupRows * kRowGroupRows;
+    const auto* groups = static_cast<const std::byte*>(w.row_groups);
+    const std::size_t group_bytes = row_group_stride(w.dtype, w.cols);
+    for_each_tile_item(
+        pool, w.rows, kPromptRowBlock, n_tokens,
+        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+          float* yt = y + t0 * w.rows;
+          const std::size_t end = std::min(r1, grouped);
+          if (r0 < end) {
+            group_gemm(groups + r0 / kRowGroupRows * group_bytes, (end - r0) / kRowGroupRows,
+                       xq + t0 * n_super, n_super, t1 - t0, yt + r0, w.rows);
+          }
+          const std::size_t tail = std::max(r0, end);
+          if (tail < r1) {
+            kgemm(base + tail * row_bytes, row_bytes, r1 - tail, xq + t0 * n_super, n_super,
+                  t1 - t0, yt + tail, w.rows);
+          }
+        },
+        float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
+    return;
+  }
   const KQuantGemm prompt_gemm = n_tokens > kTokenTile && ops.kquant_prompt_gemm != nullptr
                                      ? ops.kquant_prompt_gemm(w.dtype)
                                      : nullptr;

@@ -20,6 +20,7 @@
 
 #include "eredu/backends/cpu/reference.hpp"
 #include "kernel_impl.hpp"
+#include "row_groups.hpp"
 #include "thread_scratch.hpp"
 #include "token_forms.hpp"
 
@@ -27,7 +28,8 @@ namespace eredu::cpu::detail {
 
 namespace {
 
-constexpr std::size_t kRowGrain = 4;  // a share starts on a multiple of this many rows
+constexpr std::size_t kRowGrain = 4;  // a share starts on a multiple of this many rows (or of
+                                      // a row group, for a weight read from its row groups)
 
 using HalfRowDot = void (*)(const std::uint16_t*, const std::uint16_t*, std::size_t, std::size_t,
                             std::size_t, float*, std::size_t);
@@ -42,6 +44,9 @@ struct Product {
   std::size_t row_bytes = 0;
   Form form = Form::kF32;
   KQuantGemm kgemm = nullptr;
+  RowGroupDecode group_decode = nullptr;  // rows [0, grouped_rows) from w->row_groups
+  std::size_t grouped_rows = 0;
+  std::size_t row_grain = kRowGrain;
   QuantMatvec qmatvec = nullptr;
   QuantRowDot qdot = nullptr;
   HalfRowDot half_dot = nullptr;
@@ -56,6 +61,11 @@ Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
     p.kgemm = ops.kquant_gemm(w.dtype);
     if (p.kgemm != nullptr) {
       p.form = Form::kQ8K;
+      if (w.row_groups != nullptr && ops.row_group_products != nullptr) {
+        p.group_decode = ops.row_group_products(w.dtype).decode;
+        p.grouped_rows = w.rows / kRowGroupRows * kRowGroupRows;
+        p.row_grain = kRowGroupRows;
+      }
       return p;
     }
   }
@@ -118,10 +128,20 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
   const MatrixView& w = *p.w;
   const auto* base = static_cast<const std::byte*>(w.data);
   switch (p.form) {
-    case Form::kQ8K:
-      p.kgemm(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8k, w.cols / encoding::kQK_K, 1,
-              p.y + r0, w.rows);
+    case Form::kQ8K: {
+      const std::size_t n_super = w.cols / encoding::kQK_K;
+      if (p.group_decode != nullptr && r0 < p.grouped_rows) {
+        // r0 and r1 (a share boundary, or the last row) are multiples of a group within them.
+        const std::size_t end = std::min(r1, p.grouped_rows);
+        const auto* groups = static_cast<const std::byte*>(w.row_groups);
+        p.group_decode(groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
+                       (end - r0) / kRowGroupRows, a.q8k, n_super, p.y + r0);
+        r0 = end;
+      }
+      if (r0 < r1)
+        p.kgemm(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8k, n_super, 1, p.y + r0, w.rows);
       return;
+    }
     case Form::kQ8: {
       const std::size_t n_blocks = w.cols / 32;
       if (p.qmatvec != nullptr) {
@@ -169,7 +189,10 @@ Cursor share_start(std::span<const Product> products, std::size_t total_bytes, s
   std::size_t byte = total_bytes * s / n;
   for (std::size_t i = 0; i < products.size(); ++i) {
     const std::size_t bytes = products[i].w->rows * products[i].row_bytes;
-    if (byte < bytes) return {i, byte / products[i].row_bytes / kRowGrain * kRowGrain};
+    if (byte < bytes) {
+      const std::size_t grain = products[i].row_grain;
+      return {i, byte / products[i].row_bytes / grain * grain};
+    }
     byte -= bytes;
   }
   return {products.size(), 0};

@@ -14,6 +14,10 @@ const VecOps& vec_ops_amx() noexcept {
     VecOps o = vec_ops_avx512();
     o.quant_prompt_gemm = quant_prompt_gemm_amx;
     o.kquant_prompt_gemm = kquant_prompt_gemm_amx;
+    // Q4_K keeps its rows as stored here, so that its prompts stay on the AMX tiles, which read
+    // them so (the AVX-512 row groups would take Q4_K prompts off them; not yet measured on an
+    // AMX machine against the row groups' faster decode).
+    o.row_group_products = nullptr;
     return o;
   }();
   return ops;

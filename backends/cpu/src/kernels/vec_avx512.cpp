@@ -33,6 +33,7 @@ const VecOps& vec_ops_avx512() noexcept {
     VecOps o = vec_ops_avx2();
     o.kquant_gemm = kquant_gemm_avx512;
     o.kquant_prompt_gemm = kquant_prompt_gemm_avx512;
+    o.row_group_products = row_group_products_avx512;
     o.quant_row_dot = row_dot;
     o.quant_matvec = quant_matvec_avx512;
     o.quant_gemm = gemm;

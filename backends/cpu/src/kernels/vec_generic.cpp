@@ -54,6 +54,7 @@ constexpr VecOps kGenericOps{
     .quantize_act_q8k = nullptr,
     .kquant_gemm = nullptr,
     .kquant_prompt_gemm = nullptr,
+    .row_group_products = nullptr,
     .round_act_to_half = nullptr,
     .quant_gemm = no_quant_gemm,
     .quant_prompt_gemm = nullptr,

@@ -88,6 +88,19 @@ using HalfGemm = void (*)(const std::uint16_t* w, std::size_t ldw, std::size_t m
                           const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
                           float* y, std::size_t ldy);
 
+// Products of weights laid out in row groups of 16 (row_groups.hpp), n_groups groups from
+// `groups`: one token, y[16 g + r]; several, y[t * ldy + 16 g + r] for tokens t < n. Values:
+// kquant_gemm's, bit for bit. Null members: the table reads that encoding's rows as stored.
+using RowGroupDecode = void (*)(const void* groups, std::size_t n_groups,
+                                const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
+using RowGroupGemm = void (*)(const void* groups, std::size_t n_groups,
+                              const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
+                              float* y, std::size_t ldy);
+struct RowGroupProducts {
+  RowGroupDecode decode = nullptr;
+  RowGroupGemm gemm = nullptr;
+};
+
 struct VecOps {
   // Sum of a[i] * b[i] with a fixed order of operations (depends on n only).
   float (*dot_f32)(const float* a, const float* b, std::size_t n);
@@ -130,6 +143,9 @@ struct VecOps {
   // A K-quant product for prompts (more than kTokenTile tokens: it repacks its rows once per work
   // item), with kquant_gemm's values; null, or null for an encoding: kquant_gemm.
   KQuantGemm (*kquant_prompt_gemm)(DType dtype);
+  // The products of an encoding's row groups, for the encodings this table wants laid out so at
+  // load (both members set), or null: every weight is read as stored.
+  RowGroupProducts (*row_group_products)(DType dtype);
   // Rounds activations to the precision of F16 / BF16 weights before the dot products, as ggml
   // does (its vec_dot_type for those weights is F16 / BF16); null: activations stay F32.
   void (*round_act_to_half)(DType weight_dtype, const float* x, float* y, std::size_t n);
@@ -272,6 +288,8 @@ QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
+// Q4_K row groups (avx512/q4k_row_groups_avx512.cpp); empty for the other encodings.
+RowGroupProducts row_group_products_avx512(DType dtype);
 void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
                       const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
                       float* y, std::size_t ldy);

@@ -147,11 +147,13 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
     slot.dtype = w.dtype;
     slot.storage = std::move(w.storage);
     slot.bytes = w.bytes;
+    slot.row_group_storage = std::move(w.row_group_storage);
+    slot.row_groups = w.row_groups;
   }
   // For the families' models (model::ModelBackend).
   [[nodiscard]] static parameter declare_parameter(std::string id,
                                                    std::vector<std::uint64_t> shape) {
-    return CpuWeight{std::move(id), DType::kF32, std::move(shape), nullptr, {}};
+    return CpuWeight{std::move(id), DType::kF32, std::move(shape), nullptr, {}, nullptr, {}};
   }
   [[nodiscard]] static const weight& parameter_weight(const parameter& p) noexcept { return p; }
 

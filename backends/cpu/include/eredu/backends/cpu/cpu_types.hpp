@@ -38,6 +38,10 @@ struct CpuWeight {
   std::vector<std::uint64_t> shape;     // row-major, outermost first: [rows, cols] or [n]
   std::shared_ptr<const void> storage;  // keeps `bytes` valid
   std::span<const std::byte> bytes;
+  // The kernel table's row groups of this weight (KernelTable::row_group_bytes: a second layout its
+  // products read faster), made once at load; empty where the table reads the encoding as stored.
+  std::shared_ptr<const void> row_group_storage;  // keeps `row_groups` valid
+  std::span<const std::byte> row_groups;
 
   // Makes the weight own `owned` (a copy, or bytes built in memory).
   void hold(std::vector<std::byte> owned) {

@@ -12,11 +12,15 @@ namespace eredu::cpu {
 // A weight matrix exactly as stored in the checkpoint: `rows` rows (n_out) of `cols` elements
 // (n_in), each row `cols / block_elements` consecutive packed blocks of `dtype` (F32, F16 and BF16
 // are blocks of one element). Kernels read the blocks in place; nothing is densified.
+// `row_groups`, where the table lays the encoding out so (KernelTable::row_group_bytes), is the
+// same weight packed by KernelTable::pack_row_groups: its products then read rows [0, rows / 16 *
+// 16) from there and only the last rows % 16 as stored, with the same values.
 struct MatrixView {
   DType dtype = DType::kF32;
   const void* data = nullptr;
   std::size_t rows = 0;
   std::size_t cols = 0;
+  const void* row_groups = nullptr;
 };
 
 // Bytes of one packed row (core's definition, shared with every backend).

@@ -1,0 +1,53 @@
+#pragma once
+// Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
+// products read that layout faster than the rows as stored (the AVX-512 table's Q4_K products).
+// Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
+//
+// Why: a one-token product reads every weight once, and with one row per accumulator it spends a
+// large part of each block on what is not a product of codes: reducing the row's lanes to one sum,
+// gathering and unpacking its scales (on a Zen 4 guest ~40% of the AVX-512 Q4_K decode's samples).
+// With 16 rows side by side, 4 codes of each row per 32-bit lane, one vpdpbusd adds 4 products to
+// each of the 16 rows with the 4 activation bytes broadcast to every lane; the rows' sums never
+// leave their lanes, and the scales of 16 rows are one 16-byte load per sub-block. llama.cpp
+// repacks Q4_K rows the same way at load (8 rows per group there).
+//
+// Values are unchanged: the products formed from this layout are the definition's
+// (reference::dot_q8_K) bit for bit, as every K-quant product is: per 256-block the exact integer
+// sums, then the definition's two fused multiply-adds, block after block.
+#include <cstddef>
+#include <cstdint>
+
+#include "eredu/checkpoint/encoding/blocks.hpp"
+#include "eredu/core/dtype.hpp"
+
+namespace eredu::cpu::detail {
+
+inline constexpr std::size_t kRowGroupRows = 16;
+
+// One 256-block of 16 Q4_K rows. Sub-block u (elements 32u .. 32u + 31) of every row is code
+// vectors 4u .. 4u + 3: byte 4r + i of vector 4u + k holds element 32u + 4k + i of row r in its low
+// nibble and element 32u + 16 + 4k + i in its high nibble. So the low nibbles of a vector are one
+// 4-element slice of all 16 rows (a 32-bit lane per row), as are its high nibbles.
+struct alignas(64) Q4KRowGroupBlock {
+  std::uint8_t codes[32][64];
+  std::uint8_t scales[8][kRowGroupRows];   // [u][r]: the 6-bit scale of sub-block u of row r
+  std::uint8_t mins[4][kRowGroupRows][2];  // [p][r][i]: the 6-bit minimum of sub-block 2p + i
+  std::uint16_t d[kRowGroupRows];          // the rows' d and dmin (F16, as stored)
+  std::uint16_t dmin[kRowGroupRows];
+};
+static_assert(sizeof(Q4KRowGroupBlock) == 2368, "16 rows x 144 bytes, plus 4 bytes per row");
+
+// Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
+std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;
+
+// Bytes of a weight's row groups: rows / 16 whole groups (the last rows % 16 rows are read as
+// stored), each cols / 256 blocks; 0 when the encoding has no row-group layout.
+std::size_t row_group_bytes(DType dtype, std::size_t rows, std::size_t cols) noexcept;
+
+// Lays rows [0, rows / 16 * 16) of a weight as stored (rows `cols` elements, packed_row_bytes
+// apart) out as row groups in `out` (row_group_bytes bytes, 64-byte aligned): group g's blocks are
+// out[g * (cols / 256) .. ]. Only for an encoding row_group_bytes gives bytes for.
+void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::size_t cols,
+                     void* out) noexcept;
+
+}  // namespace eredu::cpu::detail
