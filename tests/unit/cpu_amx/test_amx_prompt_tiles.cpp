@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -121,6 +122,52 @@ TEST(AmxPromptTiles, EmulatedTilesGiveTheAvx512PromptTilesValuesBitForBit) {
                        [&](const MatrixView& w, const float* x, std::size_t n, float* y,
                            ThreadPool* pool) { detail::matmul(ops, w, x, n, y, pool); });
   // Not vacuous: the 16-token tiles ran on the (emulated) tile instructions.
+  EXPECT_GT(EmulatedTiles::products().load(), before);
+}
+
+// Q4_K and Q6_K read from row groups (made at load on both tables): prompts and short batches
+// unpack the groups into the tiles' layout, and the AMX tiles (emulated, through the backend's
+// matmul) must give the AVX-512 row-group products' values bit for bit, on the rows in whole groups
+// and the tail rows read as stored alike.
+TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBit) {
+  std::string why;
+  const auto* avx512 = avx512_or_skip_message(&why);
+  if (avx512 == nullptr) GTEST_SKIP() << why;
+  detail::VecOps ops = detail::vec_ops_avx512();
+  ops.row_group_products = [](DType dtype) {
+    detail::RowGroupProducts p = detail::row_group_products_avx512(dtype);
+    if (p.gemm != nullptr)
+      p.gemm = detail::kquant_tiles::amx_row_group_gemm_for<EmulatedTiles>(dtype);
+    return p;
+  };
+  const std::size_t before = EmulatedTiles::products().load();
+  ThreadPool three(3);
+  for (DType dtype : {DType::kQ4_K, DType::kQ6_K})
+    for (const Shape& s : kShapes) {
+      std::mt19937 rng(7300 + static_cast<unsigned>(s.rows) + static_cast<unsigned>(s.tokens));
+      const std::size_t cols = 256 * s.blocks;
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
+      const std::size_t group_bytes = avx512->row_group_bytes(dtype, s.rows, cols);
+      std::vector<std::byte> storage(group_bytes + 64);
+      void* groups = storage.data();
+      std::size_t space = storage.size();
+      ASSERT_NE(std::align(64, group_bytes, groups, space), nullptr);
+      avx512->pack_row_groups(DType::kQ4_K, bytes.data(), s.rows, cols, groups);
+      const MatrixView w{DType::kQ4_K, bytes.data(), s.rows, cols,
+                         group_bytes > 0 ? groups : nullptr};
+      const auto x = random_floats(rng, s.tokens * cols);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+        std::vector<float> want(s.tokens * s.rows, -1.0F);
+        std::vector<float> got(s.tokens * s.rows, -2.0F);
+        avx512->matmul(w, x.data(), s.tokens, want.data(), pool);
+        detail::matmul(ops, w, x.data(), s.tokens, got.data(), pool);
+        expect_same_bits(want, got,
+                         "emulated amx " + std::string(eredu::to_string(dtype)) + " row groups, " +
+                             std::to_string(s.rows) + " rows x " + std::to_string(s.tokens) +
+                             " tokens x " + std::to_string(cols) + " cols, " +
+                             std::to_string(pool == nullptr ? 1 : pool->size()) + " threads");
+      }
+    }
   EXPECT_GT(EmulatedTiles::products().load(), before);
 }
 

@@ -182,46 +182,58 @@ TEST(KQuantDot, AmxMatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCoun
   expect_matmul_bit_identical_to_definition(Isa::kAmx);
 }
 
-// Q4_K laid out again in groups of 16 rows (the avx512 table's row groups, made at load): decode,
-// short batches and prompts read rows [0, rows / 16 * 16) from the groups and the rest as stored,
-// and must still give the definition bit for bit: whole groups, groups with tail rows, fewer rows
-// than a group, rows past the decode's 64-block chunk, shares of 1 and 3 threads (which cut the
-// rows on group boundaries), and token counts off the 8-token tile and the 96-token chunk.
-TEST(KQuantDot, Avx512RowGroupsOfQ4KGiveTheDefinitionBitForBit) {
-  const auto* table = eredu::cpu::kernels_for(Isa::kAvx512);
+// Q4_K and Q6_K laid out again in groups of 16 rows (the avx512 and amx tables' row groups, made at
+// load): decode, short batches and prompts read rows [0, rows / 16 * 16) from the groups and the
+// rest as stored, and must still give the definition bit for bit: whole groups, groups with tail
+// rows, fewer rows than a group, rows past the decode's 64-block chunk, shares of 1 and 3 threads
+// (which cut the rows on group boundaries), and token counts off the 8-token tile and the 96-token
+// chunk.
+void expect_row_groups_give_the_definition(Isa isa) {
+  const auto* table = eredu::cpu::kernels_for(isa);
   if (table == nullptr) {
-    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
-                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+    GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
+                 << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
-  ASSERT_GT(table->row_group_bytes(DType::kQ4_K, 16, 256), 0U)
-      << "the avx512 table lays Q4_K out in row groups";
+  for (DType dtype : {DType::kQ4_K, DType::kQ6_K}) {
+    ASSERT_GT(table->row_group_bytes(dtype, 16, 256), 0U)
+        << "the " << eredu::cpu::isa_name(isa) << " table lays " << eredu::to_string(dtype)
+        << " out in row groups";
+  }
   const std::vector<Shape> shapes = {{16, 1, 1},  {32, 1, 3},  {19, 1, 2},  {48, 1, 65},
                                      {5, 1, 2},   {35, 1, 1},  {96, 1, 2},  {16, 2, 1},
                                      {33, 5, 2},  {48, 16, 1}, {16, 17, 2}, {40, 25, 1},
                                      {64, 98, 1}, {18, 9, 65}, {128, 3, 4}, {80, 1, 8}};
   ThreadPool three(3);
-  for (const Shape& s : shapes) {
-    std::mt19937 rng(1300 + static_cast<unsigned>(s.rows * 7 + s.tokens));
-    const std::size_t cols = 256 * s.blocks;
-    const auto bytes = random_packed_matrix(rng, DType::kQ4_K, s.rows, cols);
-    const std::size_t group_bytes = table->row_group_bytes(DType::kQ4_K, s.rows, cols);
-    std::vector<std::byte> storage(group_bytes + 64);  // the groups, 64-byte aligned within
-    void* groups = storage.data();
-    std::size_t space = storage.size();
-    ASSERT_NE(std::align(64, group_bytes, groups, space), nullptr);
-    table->pack_row_groups(DType::kQ4_K, bytes.data(), s.rows, cols, groups);
-    const MatrixView w{DType::kQ4_K, bytes.data(), s.rows, cols,
-                       group_bytes > 0 ? groups : nullptr};
-    const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);
-    const auto expected = reference_dots(w, x, s.tokens);
-    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
-      std::vector<float> actual(expected.size(), -1.0F);
-      table->matmul(w, x.data(), s.tokens, actual.data(), pool);
-      EXPECT_EQ(bitwise_mismatch(actual, expected), "")
-          << s.rows << " rows x " << s.tokens << " tokens x " << cols << " cols, "
-          << (pool == nullptr ? 0 : pool->size()) << " threads";
+  for (DType dtype : {DType::kQ4_K, DType::kQ6_K})
+    for (const Shape& s : shapes) {
+      std::mt19937 rng(1300 + static_cast<unsigned>(s.rows * 7 + s.tokens));
+      const std::size_t cols = 256 * s.blocks;
+      const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
+      const std::size_t group_bytes = table->row_group_bytes(dtype, s.rows, cols);
+      std::vector<std::byte> storage(group_bytes + 64);  // the groups, 64-byte aligned within
+      void* groups = storage.data();
+      std::size_t space = storage.size();
+      ASSERT_NE(std::align(64, group_bytes, groups, space), nullptr);
+      table->pack_row_groups(dtype, bytes.data(), s.rows, cols, groups);
+      const MatrixView w{dtype, bytes.data(), s.rows, cols, group_bytes > 0 ? groups : nullptr};
+      const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);
+      const auto expected = reference_dots(w, x, s.tokens);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+        std::vector<float> actual(expected.size(), -1.0F);
+        table->matmul(w, x.data(), s.tokens, actual.data(), pool);
+        EXPECT_EQ(bitwise_mismatch(actual, expected), "")
+            << eredu::to_string(dtype) << " " << s.rows << " rows x " << s.tokens << " tokens x "
+            << cols << " cols, " << (pool == nullptr ? 0 : pool->size()) << " threads";
+      }
     }
-  }
+}
+
+TEST(KQuantDot, Avx512RowGroupsGiveTheDefinitionBitForBit) {
+  expect_row_groups_give_the_definition(Isa::kAvx512);
+}
+
+TEST(KQuantDot, AmxRowGroupsGiveTheDefinitionBitForBit) {
+  expect_row_groups_give_the_definition(Isa::kAmx);
 }
 
 TEST(KQuantDot, Avx2MatmulStaysCloseToTheFloatProductOfTheDecodedWeights) {

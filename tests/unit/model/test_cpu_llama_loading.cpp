@@ -309,12 +309,13 @@ TEST_F(CpuLlamaLoading, NonLlamaArchitectureIsRejectedBeforeAnyPayloadRead) {
 }
 
 // Where the kernel table lays Q4_K out in row groups (AVX-512), materializing a Q4_K matrix makes
-// them, the table's packing of the checkpoint's bytes (which the weight still reads in place, for
-// the last rows % 16 and for get_row), and binding carries them into the slot: a linear through
-// the bound slot gives the definition's values, from the groups and the tail rows alike.
+// them (in parallel on the backend's threads), the table's packing of the checkpoint's bytes (which
+// the weight still reads in place, for the last rows % 16 and for get_row), and binding carries
+// them into the slot: a linear through the bound slot gives the definition's values, from the
+// groups and the tail rows alike.
 TEST_F(CpuLlamaLoading, Q4KWeightsBindWithTheKernelTablesRowGroups) {
   const eredu::cpu::KernelTable& k = eredu::cpu::kernels();
-  constexpr std::size_t kRows = 35;  // two groups of 16 and 3 rows read as stored
+  constexpr std::size_t kRows = 83;  // five groups of 16 and 3 rows read as stored
   constexpr std::size_t kCols = 512;
   const std::size_t group_bytes = k.row_group_bytes(eredu::DType::kQ4_K, kRows, kCols);
   if (group_bytes == 0) {
@@ -335,7 +336,8 @@ TEST_F(CpuLlamaLoading, Q4KWeightsBindWithTheKernelTablesRowGroups) {
   ASSERT_TRUE(source.has_value()) << source.error().what();
   auto lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
   ASSERT_TRUE(lease.has_value()) << lease.error().what();
-  auto materialized = CpuBackend::materialize(std::move(*lease), {});
+  eredu::cpu::ThreadPool three(3);  // the groups packed in parallel, as a load does
+  auto materialized = CpuBackend::materialize(std::move(*lease), {&three});
   ASSERT_TRUE(materialized.has_value()) << materialized.error().what();
   auto weight = CpuBackend::finish_materialization(std::move(*materialized));
   ASSERT_TRUE(weight.has_value());

@@ -80,6 +80,8 @@ CpuFeatures detect_features() noexcept {
   return f;
 }
 
+static_assert(detail::kRowGroupRows == kRowGroupRows, "one group size, public and internal");
+
 template <const detail::VecOps& (*Ops)() noexcept>
 constexpr KernelTable make_table(Isa isa) {
   return KernelTable{

@@ -1,6 +1,7 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
-// products read that layout faster than the rows as stored (the AVX-512 table's Q4_K products).
+// products read that layout faster than the rows as stored (the AVX-512 and AMX tables' Q4_K and
+// Q6_K products: the K-quants of Q4_K_M files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -9,11 +10,11 @@
 // With 16 rows side by side, 4 codes of each row per 32-bit lane, one vpdpbusd adds 4 products to
 // each of the 16 rows with the 4 activation bytes broadcast to every lane; the rows' sums never
 // leave their lanes, and the scales of 16 rows are one 16-byte load per sub-block. llama.cpp
-// repacks Q4_K rows the same way at load (8 rows per group there).
+// repacks Q4_K and Q6_K rows the same way at load (8 rows per group there).
 //
 // Values are unchanged: the products formed from this layout are the definition's
 // (reference::dot_q8_K) bit for bit, as every K-quant product is: per 256-block the exact integer
-// sums, then the definition's two fused multiply-adds, block after block.
+// sums, then the definition's one or two fused multiply-adds, block after block.
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +37,19 @@ struct alignas(64) Q4KRowGroupBlock {
   std::uint16_t dmin[kRowGroupRows];
 };
 static_assert(sizeof(Q4KRowGroupBlock) == 2368, "16 rows x 144 bytes, plus 4 bytes per row");
+
+// One 256-block of 16 Q6_K rows. The low 4 bits of the codes are laid out as Q4_K's (low[4u + k]:
+// element 32u + 4k + i of row r in the low nibble of byte 4r + i, element 32u + 16 + 4k + i in its
+// high nibble); the top 2 bits of sub-block u are high[2u + q], whose byte 4r + i holds, in bits
+// 2s and 2s + 1, those of element 32u + 16q + 4s + i of row r. So a code vector's two slices take
+// their top bits from the same bit pair of high[2u] and high[2u + 1].
+struct alignas(64) Q6KRowGroupBlock {
+  std::uint8_t low[32][64];
+  std::uint8_t high[16][64];
+  std::int8_t scales[16][kRowGroupRows];  // [j][r]: the scale of elements 16j .. 16j + 15 of row r
+  std::uint16_t d[kRowGroupRows];         // F16, as stored
+};
+static_assert(sizeof(Q6KRowGroupBlock) == 3392, "16 rows x 210 bytes, plus 2 bytes per row");
 
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;

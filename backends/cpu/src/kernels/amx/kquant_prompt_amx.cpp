@@ -1,6 +1,7 @@
 // AMX prompt tiles for Q2_K..Q6_K weights (kquant_prompt_amx.hpp) on the hardware's tile
-// instructions; IQ4_XS keeps the AVX-512 prompt tiles. Compiled with the AVX-512 and AMX-TILE /
-// AMX-INT8 flags (backends/cpu/CMakeLists.txt) and reached only through vec_ops_amx().
+// instructions, and for Q4_K / Q6_K row groups (decode keeps the AVX-512 row-group product); IQ4_XS
+// keeps the AVX-512 prompt tiles. Compiled with the AVX-512 and AMX-TILE / AMX-INT8 flags
+// (backends/cpu/CMakeLists.txt) and reached only through vec_ops_amx().
 #include "kquant_prompt_amx.hpp"
 #include "hardware_tiles.hpp"
 
@@ -9,6 +10,12 @@ namespace eredu::cpu::detail {
 KQuantGemm kquant_prompt_gemm_amx(DType dtype) {
   const KQuantGemm own = kquant_tiles::amx_kquant_prompt_gemm_for<HardwareTiles>(dtype);
   return own != nullptr ? own : kquant_prompt_gemm_avx512(dtype);
+}
+
+RowGroupProducts row_group_products_amx(DType dtype) {
+  RowGroupProducts p = row_group_products_avx512(dtype);
+  if (p.gemm != nullptr) p.gemm = kquant_tiles::amx_row_group_gemm_for<HardwareTiles>(dtype);
+  return p;
 }
 
 }  // namespace eredu::cpu::detail

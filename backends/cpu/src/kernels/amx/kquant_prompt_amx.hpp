@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "../avx512/kquant_prompt_groups_avx512.hpp"
+#include "../avx512/row_groups_avx512.hpp"
 #include "../prompt_tiles.hpp"
 #include "../vec_ops.hpp"
 #include "tile_config.hpp"
@@ -109,20 +110,16 @@ void amx_kquant_group_tile(const GroupBlock* group, std::size_t n_blocks, const 
     _mm512_mask_storeu_ps(y + t * ldy, rows, _mm512_load_ps(acc[t]));
 }
 
-template <typename Tiles, typename F>
-void amx_kquant_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m,
-                            const enc::BlockQ8_K* x, std::size_t n_blocks, std::size_t n, float* y,
-                            std::size_t ldy) {
+// The groups of an m-row item (repack(g, rows, out) lays group g out in the tiles' layout) times
+// n tokens: 16-token AMX tiles, and a last tile of fewer tokens on the VNNI tile.
+template <typename Tiles, typename F, typename Repack>
+void amx_kquant_groups(std::size_t m, const enc::BlockQ8_K* x, std::size_t n_blocks, std::size_t n,
+                       float* y, std::size_t ldy, Repack&& repack) {
   static_assert(F::kHasMin && !F::kSigned, "unsigned codes with a minimum term");
   GroupBlock* groups = group_scratch<GroupBlock>((m + kLanes - 1) / kLanes * n_blocks);
-  const auto* wb = static_cast<const std::byte*>(w);
   Tiles::configure(kKQuantTileConfig<kUnitCodesOf<F>>);
   run_prompt_item<kLanes, kKQuantAmxTokens>(
-      m, n,
-      [&](std::size_t g, std::size_t rows) {
-        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
-                        groups + g * n_blocks);
-      },
+      m, n, [&](std::size_t g, std::size_t rows) { repack(g, rows, groups + g * n_blocks); },
       [&](std::size_t g, std::size_t rows, std::size_t t0, std::size_t rn, auto token) {
         const auto mask = static_cast<__mmask16>((1U << rows) - 1U);
         float* yt = y + t0 * ldy + g * kLanes;
@@ -140,6 +137,43 @@ void amx_kquant_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m,
         }
       });
   Tiles::release();
+}
+
+// Weight rows as stored, repacked per work item.
+template <typename Tiles, typename F>
+void amx_kquant_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m,
+                            const enc::BlockQ8_K* x, std::size_t n_blocks, std::size_t n, float* y,
+                            std::size_t ldy) {
+  const auto* wb = static_cast<const std::byte*>(w);
+  amx_kquant_groups<Tiles, F>(
+      m, x, n_blocks, n, y, ldy, [&](std::size_t g, std::size_t rows, GroupBlock* out) {
+        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks, out);
+      });
+}
+
+// Row groups made at load (row_groups.hpp; L: row_groups::Q4KGroups or Q6KGroups), unpacked per
+// call: RowGroupGemm.
+template <typename Tiles, typename L>
+void amx_row_group_gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
+                        std::size_t n_super, std::size_t n, float* y, std::size_t ldy) {
+  const auto* blocks = static_cast<const typename L::Block*>(groups);
+  amx_kquant_groups<Tiles, typename L::F>(n_groups * kLanes, x, n_super, n, y, ldy,
+                                          [&](std::size_t g, std::size_t, GroupBlock* out) {
+                                            L::unpack(blocks + g * n_super, n_super, out);
+                                          });
+}
+
+// The AMX prompt product of an encoding's row groups, or null.
+template <typename Tiles>
+RowGroupGemm amx_row_group_gemm_for(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_K:
+      return amx_row_group_gemm<Tiles, row_groups::Q4KGroups>;
+    case DType::kQ6_K:
+      return amx_row_group_gemm<Tiles, row_groups::Q6KGroups>;
+    default:
+      return nullptr;
+  }
 }
 
 // The product for a K-quant with tile policy Tiles; null for the other encodings (IQ4_XS

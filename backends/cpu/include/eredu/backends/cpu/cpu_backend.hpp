@@ -56,7 +56,11 @@ using CpuLoadOptions = runtime::LoadOptions;
 struct CpuMaterialization {
   CpuWeight weight;
 };
-struct CpuMaterializationContext {};
+// What materialize may use beyond the lease: the backend's threads, which lay weights out in the
+// kernel table's row groups (KernelTable::row_group_bytes) in parallel; null: the calling thread.
+struct CpuMaterializationContext {
+  ThreadPool* pool = nullptr;
+};
 
 class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
                    public runtime::HostSamplingTextGeneration<CpuBackend, CpuReadyCompletion> {
@@ -161,7 +165,7 @@ class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
   [[nodiscard]] BackendDescriptor descriptor() const;
   [[nodiscard]] Result<std::vector<DeviceReport>> devices() const;
   [[nodiscard]] materialization_context materialization_context_for_load() const noexcept {
-    return {};
+    return {pool_.get()};
   }
 
   // --- Execution hooks of the generic session (runtime::ForwardSubmitter) ---

@@ -1,0 +1,100 @@
+// AVX-512 VNNI products of Q4_K and Q6_K weights laid out in groups of 16 rows (row_groups.hpp),
+// for one token (decode) and for several (prompts, short batches). Each value is the definition's,
+// reference::dot_q8_K, bit for bit: per 256-block the exact integer sums (row_groups_avx512.hpp),
+// then the definition's one or two fused multiply-adds, block after block, one float chain per row
+// (row r in lane r).
+//
+// One token, per block of a group: the low and high nibbles of a code vector are one 4-element
+// slice of the 16 rows each (Q6_K: with their top two bits from the same bit pair of two more
+// vectors), so a vpdpbusd with the slice's 4 activation bytes broadcast from memory adds 4 products
+// to every row's lane. Per unit of scale one vpmulld applies the 16 rows' scales (a 16-byte load,
+// widened); Q4_K's minimum term is 4 vpdpwssd of the rows' minimums (two per 32-bit lane) with the
+// activation's 32-element sums, Q6_K's code offset a subtraction per unit. No lane is ever reduced
+// across.
+//
+// Several tokens: each group's blocks are unpacked, once per call, into the prompt tiles' layout
+// (kquant_prompt_groups_avx512.hpp: a byte per code, int32 scales, float d / dmin), and the prompt
+// tile forms the same exact sums there; the row-group layout is that layout with the codes still
+// packed, so the unpacking is a few masks per vector.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "../prompt_tiles.hpp"
+#include "../row_groups.hpp"
+#include "../vec_ops.hpp"
+#include "kquant_prompt_groups_avx512.hpp"
+#include "row_groups_avx512.hpp"
+
+namespace eredu::cpu::detail {
+
+namespace {
+
+static_assert(kRowGroupRows == kquant_tiles::kLanes, "a row group is a prompt tile's row group");
+
+constexpr std::size_t kPreparedChunk = 64;  // activation blocks per pass: rows of up to 16384
+
+template <typename L>
+void decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
+            float* y) {
+  using Block = typename L::Block;
+  const auto* blocks = static_cast<const Block*>(groups);
+  alignas(64) std::int32_t prepared[L::kPrepared * kPreparedChunk];
+  for (std::size_t b0 = 0; b0 < n_super; b0 += kPreparedChunk) {
+    const std::size_t n = std::min(kPreparedChunk, n_super - b0);
+    for (std::size_t b = 0; b < n; ++b)
+      L::prepare(x[b0 + b], prepared + L::kPrepared * b);
+    for (std::size_t g = 0; g < n_groups; ++g) {
+      const Block* gb = blocks + g * n_super + b0;
+      float* yg = y + g * kRowGroupRows;
+      __m512 acc = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(yg);
+      for (std::size_t b = 0; b < n; ++b) {
+        const std::int32_t* p = prepared + L::kPrepared * b;
+        acc = kquant_tiles::finish_block<typename L::F>(
+            row_groups::halves_to_floats(gb[b].d), L::dmin(gb[b]), L::isum(gb[b], x[b0 + b], p),
+            L::msum(gb[b], p), x[b0 + b].d, acc);
+      }
+      _mm512_storeu_ps(yg, acc);
+    }
+  }
+}
+
+template <typename L>
+void gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
+          std::size_t n, float* y, std::size_t ldy) {
+  using kquant_tiles::GroupBlock;
+  using kquant_tiles::kLanes;
+  using kquant_tiles::kTokens;
+  const auto* blocks = static_cast<const typename L::Block*>(groups);
+  GroupBlock* unpacked = group_scratch<GroupBlock>(n_groups * n_super);
+  run_prompt_item<kLanes, kTokens>(
+      n_groups * kLanes, n,
+      [&](std::size_t g, std::size_t) {
+        L::unpack(blocks + g * n_super, n_super, unpacked + g * n_super);
+      },
+      [&](std::size_t g, std::size_t, std::size_t t0, std::size_t rn, auto token) {
+        const enc::BlockQ8_K* xt[kTokens];
+        for (std::size_t t = 0; t < kTokens; ++t)
+          xt[t] = x + token(t) * n_super;
+        kquant_tiles::tile<typename L::F, kTokens>(unpacked + g * n_super, n_super, xt, rn,
+                                                   static_cast<__mmask16>(0xFFFF),
+                                                   y + t0 * ldy + g * kLanes, ldy);
+      });
+}
+
+}  // namespace
+
+RowGroupProducts row_group_products_avx512(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_K:
+      return {decode<row_groups::Q4KGroups>, gemm<row_groups::Q4KGroups>};
+    case DType::kQ6_K:
+      return {decode<row_groups::Q6KGroups>, gemm<row_groups::Q6KGroups>};
+    default:
+      return {};
+  }
+}
+
+}  // namespace eredu::cpu::detail

@@ -1,0 +1,221 @@
+#pragma once
+// Internal, AVX-512 translation units only (avx512/row_groups_avx512.cpp, amx/*.cpp): per encoding
+// with row groups (row_groups.hpp), how a block's exact integer sums are formed for one token and
+// how a group unpacks into the 16-row prompt tiles' layout (kquant_prompt_groups_avx512.hpp),
+// shared by the AVX-512 products of row groups and the AMX prompt product. Internal linkage
+// (anonymous namespace), see vec_ops.hpp.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../row_groups.hpp"
+#include "kquant_prompt_groups_avx512.hpp"
+
+namespace eredu::cpu::detail {
+namespace {
+
+namespace row_groups {
+
+using kquant_tiles::GroupBlock;
+
+inline __m512i broadcast4(const std::int8_t* q) {
+  std::int32_t four;
+  std::memcpy(&four, q, 4);
+  return _mm512_set1_epi32(four);
+}
+inline __m512 halves_to_floats(const std::uint16_t* h) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
+// (a & c) | b, bitwise.
+inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
+  return _mm512_ternarylogic_epi32(a, b, c, 0xEC);
+}
+
+// Q4_K: isum = sum_u scale_u * dot_u, msum = sum_u min_u * (the activation's 32-element sum u).
+struct Q4KGroups {
+  using Block = Q4KRowGroupBlock;
+  using F = Q4K;
+  // Per activation block, made once per call: its 32-element sums two per dword (sub-blocks 2p,
+  // 2p + 1 as int16, each at most 32 x 128 in magnitude), the operand of the minimums' vpdpwssd.
+  static constexpr std::size_t kPrepared = 4;
+  static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
+    const __m128i ones = _mm_set1_epi16(1);
+    const __m128i lo =
+        _mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)), ones);
+    const __m128i hi =
+        _mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)), ones);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_packs_epi32(lo, hi));
+  }
+  // The low and high nibbles of a code vector are one 4-element slice of the 16 rows each (a
+  // slice's sum stays exact: at most 32 products of 15 x 128 per sub-block); per sub-block one
+  // vpmulld applies the 16 rows' scales.
+  static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) {
+      // Two chains (low and high nibbles) halve the dependent vpdpbusd steps per sub-block.
+      __m512i lo = _mm512_setzero_si512();
+      __m512i hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_load_si512(gb.codes[4 * u + k]);
+        lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, low4), broadcast4(x.qs + 32 * u + 4 * k));
+        hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), low4),
+                                 broadcast4(x.qs + 32 * u + 16 + 4 * k));
+      }
+      const __m512i scale =
+          _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.scales[u])));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(_mm512_add_epi32(lo, hi), scale));
+    }
+    return isum;
+  }
+  static __m512i msum(const Block& gb, const std::int32_t* pairs) {
+    __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const __m512i mins =
+          _mm512_cvtepu8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(gb.mins[p])));
+      msum = _mm512_dpwssd_epi32(msum, mins, _mm512_set1_epi32(pairs[p]));
+    }
+    return msum;
+  }
+  static __m512 dmin(const Block& gb) {
+    return halves_to_floats(gb.dmin);
+  }
+
+  // One group's blocks in the prompt tiles' layout: the code vectors' low and high nibbles are the
+  // tiles' 4-code slices 8u + k and 8u + 4 + k, the scale and minimum bytes widen to the tiles'
+  // int32 scales and int16 minimum pairs, d and dmin to floats.
+  static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    for (std::size_t b = 0; b < n_super; ++b) {
+      GroupBlock& o = out[b];
+      for (int u = 0; u < 8; ++u) {
+        for (int k = 0; k < 4; ++k) {
+          const __m512i v = _mm512_load_si512(gb[b].codes[4 * u + k]);
+          _mm512_store_si512(o.codes[8 * u + k], _mm512_and_si512(v, low4));
+          _mm512_store_si512(o.codes[8 * u + 4 + k],
+                             _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+        }
+        _mm512_store_si512(o.scale[u], _mm512_cvtepu8_epi32(_mm_load_si128(
+                                           reinterpret_cast<const __m128i*>(gb[b].scales[u]))));
+      }
+      // The tiles' minimums are per 16 codes, two per dword: sub-block u's minimum twice.
+      for (int u = 0; u < 8; ++u) {
+        for (std::size_t r = 0; r < kRowGroupRows; ++r) {
+          const auto m = static_cast<std::uint32_t>(gb[b].mins[u / 2][r][u % 2]);
+          o.mins[u][r] = static_cast<std::int32_t>(m | (m << 16));
+        }
+      }
+      _mm512_store_ps(o.d, halves_to_floats(gb[b].d));
+      _mm512_store_ps(o.dmin, halves_to_floats(gb[b].dmin));
+    }
+  }
+};
+
+// Q6_K: the definition's isum - msum = sum_j scale_j * (dot_j - 32 * (activation sum j)) over the
+// 16 units of 16 (codes are value + 32), formed directly: one integer sum and one float step.
+struct Q6KGroups {
+  using Block = Q6KRowGroupBlock;
+  using F = Q6K;
+  // Per activation block: 32 x each 16-element sum, as int32.
+  static constexpr std::size_t kPrepared = 16;
+  static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
+    const __m512i sums =
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
+    _mm512_storeu_si512(out, _mm512_slli_epi32(sums, 5));
+  }
+  // The top two bits of the code vector k's slices (the bit pair 2k, 2k + 1 of each byte of
+  // high[2u], high[2u + 1]) moved to bits 4, 5. 16-bit shifts: what crosses from the neighbouring
+  // byte lands outside bits 4, 5, which the mask keeps.
+  template <int kK>
+  static __m512i top_bits(__m512i high) {
+    const __m512i mask = _mm512_set1_epi8(0x30);
+    if constexpr (kK < 2) return _mm512_and_si512(_mm512_slli_epi16(high, 4 - 2 * kK), mask);
+    if constexpr (kK == 2) return _mm512_and_si512(high, mask);
+    return _mm512_and_si512(_mm512_srli_epi16(high, 2 * kK - 4), mask);
+  }
+  // Codes of code vector k's two slices (8u + k: low nibbles, 8u + 4 + k: high nibbles).
+  template <int kK>
+  static void codes(const Block& gb, int u, __m512i& lo, __m512i& hi) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i v = _mm512_load_si512(gb.low[4 * u + kK]);
+    lo = and_or(v, top_bits<kK>(_mm512_load_si512(gb.high[2 * u])), low4);
+    hi = and_or(_mm512_srli_epi16(v, 4), top_bits<kK>(_mm512_load_si512(gb.high[2 * u + 1])), low4);
+  }
+  template <int kK>
+  static void add_slices(const Block& gb, const enc::BlockQ8_K& x, int u, __m512i& lo,
+                         __m512i& hi) {
+    __m512i cl;
+    __m512i ch;
+    codes<kK>(gb, u, cl, ch);
+    lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * kK));
+    hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * kK));
+  }
+  static __m512i scale(const Block& gb, int j) {
+    return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.scales[j])));
+  }
+  static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t* offsets) {
+    __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) {
+      __m512i lo = _mm512_setzero_si512();  // unit 2u (elements 32u .. 32u + 15)
+      __m512i hi = _mm512_setzero_si512();  // unit 2u + 1
+      add_slices<0>(gb, x, u, lo, hi);
+      add_slices<1>(gb, x, u, lo, hi);
+      add_slices<2>(gb, x, u, lo, hi);
+      add_slices<3>(gb, x, u, lo, hi);
+      lo = _mm512_sub_epi32(lo, _mm512_set1_epi32(offsets[2 * u]));
+      hi = _mm512_sub_epi32(hi, _mm512_set1_epi32(offsets[2 * u + 1]));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(lo, scale(gb, 2 * u)));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(hi, scale(gb, 2 * u + 1)));
+    }
+    return isum;
+  }
+  static __m512i msum(const Block&, const std::int32_t*) {
+    return _mm512_setzero_si512();
+  }
+  static __m512 dmin(const Block& gb) {
+    return halves_to_floats(gb.d);
+  }
+
+  // The tiles take Q6_K as its definition: codes 0..63 per 4-code slice, a scale per 16 codes, and
+  // the offset as a minimum of 32 x scale per 16 codes (two per dword).
+  template <int kK>
+  static void unpack_slices(const Block& gb, int u, GroupBlock& o) {
+    __m512i lo;
+    __m512i hi;
+    codes<kK>(gb, u, lo, hi);
+    _mm512_store_si512(o.codes[8 * u + kK], lo);
+    _mm512_store_si512(o.codes[8 * u + 4 + kK], hi);
+  }
+  static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
+    for (std::size_t b = 0; b < n_super; ++b) {
+      GroupBlock& o = out[b];
+      for (int u = 0; u < 8; ++u) {
+        unpack_slices<0>(gb[b], u, o);
+        unpack_slices<1>(gb[b], u, o);
+        unpack_slices<2>(gb[b], u, o);
+        unpack_slices<3>(gb[b], u, o);
+      }
+      for (int j = 0; j < 16; ++j)
+        _mm512_store_si512(o.scale[j], scale(gb[b], j));
+      for (int i = 0; i < 8; ++i) {
+        const __m512i a = _mm512_slli_epi32(scale(gb[b], 2 * i), 5);
+        const __m512i c = _mm512_slli_epi32(scale(gb[b], 2 * i + 1), 5);
+        _mm512_store_si512(o.mins[i],
+                           _mm512_or_si512(_mm512_and_si512(a, _mm512_set1_epi32(0xFFFF)),
+                                           _mm512_slli_epi32(c, 16)));
+      }
+      _mm512_store_ps(o.d, halves_to_floats(gb[b].d));
+      _mm512_store_ps(o.dmin, halves_to_floats(gb[b].d));
+    }
+  }
+};
+
+}  // namespace row_groups
+}  // namespace
+}  // namespace eredu::cpu::detail
