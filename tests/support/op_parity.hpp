@@ -22,11 +22,13 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "eredu/backends/cpu/kernel_types.hpp"
+#include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/backends/cpu/reference.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
@@ -300,6 +302,28 @@ inline std::vector<std::size_t> half_field_offsets(DType dtype) {
     default:
       return {};
   }
+}
+
+// A weight's row groups as a kernel table packs them at load (KernelTable::pack_row_groups), in
+// storage aligned as the packing needs; `data` is null where the table reads the encoding as
+// stored.
+struct PackedRowGroups {
+  std::vector<std::byte> storage;
+  const void* data = nullptr;
+};
+inline PackedRowGroups pack_row_groups(const cpu::KernelTable& k, DType dtype,
+                                       const std::vector<std::byte>& rows, std::size_t n_rows,
+                                       std::size_t cols) {
+  PackedRowGroups g;
+  const std::size_t bytes = k.row_group_bytes(dtype, n_rows, cols);
+  if (bytes == 0) return g;
+  g.storage.resize(bytes + 64);
+  void* at = g.storage.data();
+  std::size_t space = g.storage.size();
+  void* aligned = std::align(64, bytes, at, space);
+  k.pack_row_groups(dtype, rows.data(), n_rows, cols, aligned);
+  g.data = aligned;
+  return g;
 }
 
 // A random packed [rows, cols] matrix: float types from uniform [-1, 1]; block types from random

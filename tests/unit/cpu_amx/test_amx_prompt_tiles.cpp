@@ -147,14 +147,8 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
       std::mt19937 rng(7300 + static_cast<unsigned>(s.rows) + static_cast<unsigned>(s.tokens));
       const std::size_t cols = 256 * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
-      const std::size_t group_bytes = avx512->row_group_bytes(dtype, s.rows, cols);
-      std::vector<std::byte> storage(group_bytes + 64);
-      void* groups = storage.data();
-      std::size_t space = storage.size();
-      ASSERT_NE(std::align(64, group_bytes, groups, space), nullptr);
-      avx512->pack_row_groups(DType::kQ4_K, bytes.data(), s.rows, cols, groups);
-      const MatrixView w{DType::kQ4_K, bytes.data(), s.rows, cols,
-                         group_bytes > 0 ? groups : nullptr};
+      const PackedRowGroups groups = pack_row_groups(*avx512, dtype, bytes, s.rows, cols);
+      const MatrixView w{dtype, bytes.data(), s.rows, cols, groups.data};
       const auto x = random_floats(rng, s.tokens * cols);
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
         std::vector<float> want(s.tokens * s.rows, -1.0F);

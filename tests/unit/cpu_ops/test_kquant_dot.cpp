@@ -209,13 +209,8 @@ void expect_row_groups_give_the_definition(Isa isa) {
       std::mt19937 rng(1300 + static_cast<unsigned>(s.rows * 7 + s.tokens));
       const std::size_t cols = 256 * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
-      const std::size_t group_bytes = table->row_group_bytes(dtype, s.rows, cols);
-      std::vector<std::byte> storage(group_bytes + 64);  // the groups, 64-byte aligned within
-      void* groups = storage.data();
-      std::size_t space = storage.size();
-      ASSERT_NE(std::align(64, group_bytes, groups, space), nullptr);
-      table->pack_row_groups(dtype, bytes.data(), s.rows, cols, groups);
-      const MatrixView w{dtype, bytes.data(), s.rows, cols, group_bytes > 0 ? groups : nullptr};
+      const PackedRowGroups groups = pack_row_groups(*table, dtype, bytes, s.rows, cols);
+      const MatrixView w{dtype, bytes.data(), s.rows, cols, groups.data};
       const auto x = random_floats(rng, s.tokens * cols, -3.0F, 3.0F);
       const auto expected = reference_dots(w, x, s.tokens);
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {

@@ -346,12 +346,9 @@ TEST_F(CpuLlamaLoading, Q4KWeightsBindWithTheKernelTablesRowGroups) {
   CpuBackend::bind(slot, std::move(*weight));
 
   ASSERT_EQ(slot.row_groups.size(), group_bytes);
-  std::vector<std::byte> expected_groups(group_bytes + 64);
-  void* aligned = expected_groups.data();
-  std::size_t space = expected_groups.size();
-  ASSERT_NE(std::align(64, group_bytes, aligned, space), nullptr);
-  k.pack_row_groups(eredu::DType::kQ4_K, bytes.data(), kRows, kCols, aligned);
-  EXPECT_EQ(std::memcmp(slot.row_groups.data(), aligned, group_bytes), 0);
+  const auto expected_groups =
+      eredu::testing::op_parity::pack_row_groups(k, eredu::DType::kQ4_K, bytes, kRows, kCols);
+  EXPECT_EQ(std::memcmp(slot.row_groups.data(), expected_groups.data, group_bytes), 0);
   ASSERT_EQ(slot.bytes.size(), bytes.size());
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), slot.bytes.begin()));
 

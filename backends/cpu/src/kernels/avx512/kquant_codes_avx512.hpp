@@ -28,6 +28,10 @@ inline __m512i both_halves(__m256i v) {
 inline __m512i join(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
+// (a & c) | b, bitwise.
+inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
+  return _mm512_ternarylogic_epi32(a, b, c, 0xEC);
+}
 // Per 16-bit lane shift counts: `lo` for the first 32 bytes, `hi` for the second 32.
 inline __m512i shifts(int lo, int hi) {
   return join(_mm256_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)));

@@ -79,10 +79,6 @@ constexpr ScaleIndex kElementOrder = [] {
 inline __m512i bytes_mask(int mask) {
   return _mm512_set1_epi8(static_cast<char>(mask));
 }
-// (a & c) | b, bitwise.
-inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
-  return _mm512_ternarylogic_epi32(a, b, c, 0xEC);
-}
 // Per-half 16-bit shifts: left by lo / hi (non-negative), or right by -lo / -hi.
 inline __m512i shift_halves(__m512i v, int lo, int hi) {
   if (lo >= 0 && hi >= 0) return _mm512_sllv_epi16(v, shifts(lo, hi));

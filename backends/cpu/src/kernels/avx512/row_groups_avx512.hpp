@@ -28,10 +28,6 @@ inline __m512i broadcast4(const std::int8_t* q) {
 inline __m512 halves_to_floats(const std::uint16_t* h) {
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
 }
-// (a & c) | b, bitwise.
-inline __m512i and_or(__m512i a, __m512i b, __m512i c) {
-  return _mm512_ternarylogic_epi32(a, b, c, 0xEC);
-}
 
 // Q4_K: isum = sum_u scale_u * dot_u, msum = sum_u min_u * (the activation's 32-element sum u).
 struct Q4KGroups {
