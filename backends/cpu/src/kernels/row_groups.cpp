@@ -81,6 +81,57 @@ void pack_q6k_row(const enc::BlockQ6_K& b, std::size_t r, Q6KRowGroupBlock& out)
   out.d[r] = b.d;
 }
 
+// Four bytes of a row from 16 bytes q[0..15] as stored, 4 at a time: byte i of word k is q[4k + i].
+std::uint32_t word_at(const std::uint8_t* q, int k) {
+  std::uint32_t w;
+  std::memcpy(&w, q + 4 * k, 4);
+  return w;
+}
+
+// Element 16u + 4q + i of a Q2_K / Q3_K block: chunk c = u / 2 (of 32), position j = 16 (u % 2) +
+// 4q + i in it; its low 2 bits are bits 2 (c % 4), + 1 of qs[32 (c / 4) + j], its Q3_K hmask bit
+// bit c of hmask[j].
+// The 2-bit codes of unit u of a row into bytes 4r .. 4r + 3 of `out` (bits 2q, 2q + 1 of byte
+// 4r + i: element 16u + 4q + i, from byte 4q + i of the unit's 16 qs bytes).
+void pack_2bit_unit(const std::uint8_t (&qs)[enc::kQK_K / 4], int u, std::size_t r,
+                    std::uint8_t (&out)[64]) {
+  const int c = u / 2;
+  const std::uint8_t* q = qs + 32 * (c / 4) + 16 * (u % 2);
+  const int shift = 2 * (c % 4);
+  constexpr std::uint32_t kPairs = 0x03030303U;
+  std::uint32_t packed = 0;
+  for (int k = 0; k < 4; ++k)
+    packed |= ((word_at(q, k) >> shift) & kPairs) << (2 * k);
+  std::memcpy(&out[4 * r], &packed, 4);
+}
+
+void pack_q2k_row(const enc::BlockQ2_K& b, std::size_t r, Q2KRowGroupBlock& out) {
+  for (int u = 0; u < 16; ++u) {
+    pack_2bit_unit(b.qs, u, r, out.codes[u]);
+    out.scale_mins[u / 2][r][u % 2] = b.scales[u];
+  }
+  out.d[r] = b.d;
+  out.dmin[r] = b.dmin;
+}
+
+void pack_q3k_row(const enc::BlockQ3_K& b, std::size_t r, Q3KRowGroupBlock& out) {
+  for (int u = 0; u < 16; ++u)
+    pack_2bit_unit(b.qs, u, r, out.low[u]);
+  // Unit 2h + half's element 4k + i has its bit in bit h of hmask[16 half + 4k + i].
+  constexpr std::uint32_t kBits = 0x01010101U;
+  for (int h = 0; h < 8; ++h) {
+    std::uint32_t packed = 0;
+    for (int half = 0; half < 2; ++half)
+      for (int k = 0; k < 4; ++k)
+        packed |= ((word_at(b.hmask + 16 * half, k) >> h) & kBits) << (4 * half + k);
+    std::memcpy(&out.high[h][4 * r], &packed, 4);
+  }
+  for (int u = 0; u < 16; ++u)
+    out.scales[u / 2][r][u % 2] =
+        static_cast<std::int8_t>(enc::detail::q3_k_scale_code(u, b.scales) - 32);
+  out.d[r] = b.d;
+}
+
 template <typename Block, typename Group, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void* out,
                  PackRow pack_row) {
@@ -104,6 +155,10 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
   if (cols % enc::kQK_K != 0) return 0;
   switch (dtype) {
+    case DType::kQ2_K:
+      return cols / enc::kQK_K * sizeof(Q2KRowGroupBlock);
+    case DType::kQ3_K:
+      return cols / enc::kQK_K * sizeof(Q3KRowGroupBlock);
     case DType::kQ4_K:
       return cols / enc::kQK_K * sizeof(Q4KRowGroupBlock);
     case DType::kQ6_K:
@@ -120,7 +175,11 @@ std::size_t row_group_bytes(DType dtype, std::size_t rows, std::size_t cols) noe
 void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::size_t cols,
                      void* out) noexcept {
   const std::size_t n_super = cols / enc::kQK_K;
-  if (dtype == DType::kQ4_K) {
+  if (dtype == DType::kQ2_K) {
+    pack_groups<enc::BlockQ2_K, Q2KRowGroupBlock>(rows, n_rows, n_super, out, pack_q2k_row);
+  } else if (dtype == DType::kQ3_K) {
+    pack_groups<enc::BlockQ3_K, Q3KRowGroupBlock>(rows, n_rows, n_super, out, pack_q3k_row);
+  } else if (dtype == DType::kQ4_K) {
     pack_groups<enc::BlockQ4_K, Q4KRowGroupBlock>(rows, n_rows, n_super, out, pack_q4k_row);
   } else if (dtype == DType::kQ6_K) {
     pack_groups<enc::BlockQ6_K, Q6KRowGroupBlock>(rows, n_rows, n_super, out, pack_q6k_row);

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
-// products read that layout faster than the rows as stored (the AVX-512 and AMX tables' Q4_K and
-// Q6_K products: the K-quants of Q4_K_M files).
+// products read that layout faster than the rows as stored (the AVX-512 and AMX tables' Q2_K, Q3_K,
+// Q4_K and Q6_K products: the K-quants of Q2_K, Q3_K_M and Q4_K_M files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -50,6 +50,31 @@ struct alignas(64) Q6KRowGroupBlock {
   std::uint16_t d[kRowGroupRows];         // F16, as stored
 };
 static_assert(sizeof(Q6KRowGroupBlock) == 3392, "16 rows x 210 bytes, plus 2 bytes per row");
+
+// One 256-block of 16 Q2_K rows. Unit u (elements 16u .. 16u + 15, one scale and minimum each) of
+// every row is code vector u: byte 4r + i holds, in bits 2q and 2q + 1, element 16u + 4q + i of row
+// r. So (vector >> 2q) & 3 is one 4-element slice of all 16 rows (a 32-bit lane per row). The
+// scale/minimum bytes as stored (scale in the low nibble) go two units per row side by side, so one
+// widening to 16 bits gives each row's pair as the two halves of its lane.
+struct alignas(64) Q2KRowGroupBlock {
+  std::uint8_t codes[16][64];
+  std::uint8_t scale_mins[8][kRowGroupRows][2];  // [p][r][i]: the byte of unit 2p + i of row r
+  std::uint16_t d[kRowGroupRows];                // the rows' d and dmin (F16, as stored)
+  std::uint16_t dmin[kRowGroupRows];
+};
+static_assert(sizeof(Q2KRowGroupBlock) == 1344, "16 rows x 84 bytes");
+
+// One 256-block of 16 Q3_K rows. The low 2 bits of the codes are laid out as Q2_K's; the third bit
+// (the hmask bit: the code is value + 4) of unit u is in high[u / 2], whose byte 4r + i holds it
+// in bit 4 (u % 2) + q for element 16u + 4q + i of row r. The scales (minus 32, signed) go two
+// units per row side by side, as Q2_K's.
+struct alignas(64) Q3KRowGroupBlock {
+  std::uint8_t low[16][64];
+  std::uint8_t high[8][64];
+  std::int8_t scales[8][kRowGroupRows][2];  // [p][r][i]: the scale of unit 2p + i of row r
+  std::uint16_t d[kRowGroupRows];           // F16, as stored
+};
+static_assert(sizeof(Q3KRowGroupBlock) == 1856, "16 rows x 110 bytes, plus 6 bytes per row");
 
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;

@@ -151,7 +151,7 @@ void amx_kquant_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m,
       });
 }
 
-// Row groups made at load (row_groups.hpp; L: row_groups::Q4KGroups or Q6KGroups), unpacked per
+// Row groups made at load (row_groups.hpp; L: row_groups::Q2KGroups .. Q6KGroups), unpacked per
 // call: RowGroupGemm.
 template <typename Tiles, typename L>
 void amx_row_group_gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
@@ -167,6 +167,10 @@ void amx_row_group_gemm(const void* groups, std::size_t n_groups, const enc::Blo
 template <typename Tiles>
 RowGroupGemm amx_row_group_gemm_for(DType dtype) {
   switch (dtype) {
+    case DType::kQ2_K:
+      return amx_row_group_gemm<Tiles, row_groups::Q2KGroups>;
+    case DType::kQ3_K:
+      return amx_row_group_gemm<Tiles, row_groups::Q3KGroups>;
     case DType::kQ4_K:
       return amx_row_group_gemm<Tiles, row_groups::Q4KGroups>;
     case DType::kQ6_K:

@@ -95,6 +95,10 @@ void gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std
 
 RowGroupProducts row_group_products_avx512(DType dtype) {
   switch (dtype) {
+    case DType::kQ2_K:
+      return {decode<row_groups::Q2KGroups>, gemm<row_groups::Q2KGroups>};
+    case DType::kQ3_K:
+      return {decode<row_groups::Q3KGroups>, gemm<row_groups::Q3KGroups>};
     case DType::kQ4_K:
       return {decode<row_groups::Q4KGroups>, gemm<row_groups::Q4KGroups>};
     case DType::kQ6_K:

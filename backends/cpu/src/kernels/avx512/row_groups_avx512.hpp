@@ -212,6 +212,160 @@ struct Q6KGroups {
   }
 };
 
+// Q2_K and Q3_K: 16 units of 16 codes, 2-bit slices (vector >> 2q) & 3 (row_groups.hpp). A unit's
+// exact sum is at most 16 x 7 x 128 in magnitude, so two units' sums go side by side as the int16
+// halves of each row's lane and one vpdpwssd applies both units' scales (the stored pair, widened).
+inline __m512i two_bit_slice(__m512i v, int q) {
+  return _mm512_and_si512(_mm512_srli_epi16(v, 2 * q), _mm512_set1_epi8(3));
+}
+// Units 2p and 2p + 1's sums as the low and high int16 of each lane.
+inline __m512i pair_words(__m512i even, __m512i odd) {
+  return and_or(even, _mm512_slli_epi32(odd, 16), _mm512_set1_epi32(0xFFFF));
+}
+
+// Q2_K: isum = sum_j scale_j * dot_j, msum = sum_j min_j * (the activation's 16-element sum j).
+struct Q2KGroups {
+  using Block = Q2KRowGroupBlock;
+  using F = Q2K;
+  // Per activation block: its 16-element sums, two int16 per dword (the minimums' vpdpwssd
+  // operand).
+  static constexpr std::size_t kPrepared = 8;
+  static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
+    std::memcpy(out, x.bsums, sizeof x.bsums);
+  }
+  // The 16 rows' scale/minimum bytes of units 2p, 2p + 1, one 16-bit half each.
+  static __m512i pair_bytes(const Block& gb, int p) {
+    return _mm512_cvtepu8_epi16(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(gb.scale_mins[p])));
+  }
+  static __m512i unit_dot(const Block& gb, const enc::BlockQ8_K& x, int u) {
+    const __m512i v = _mm512_load_si512(gb.codes[u]);
+    __m512i a =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), two_bit_slice(v, 0), broadcast4(x.qs + 16 * u));
+    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), two_bit_slice(v, 1),
+                                    broadcast4(x.qs + 16 * u + 4));
+    a = _mm512_dpbusd_epi32(a, two_bit_slice(v, 2), broadcast4(x.qs + 16 * u + 8));
+    b = _mm512_dpbusd_epi32(b, two_bit_slice(v, 3), broadcast4(x.qs + 16 * u + 12));
+    return _mm512_add_epi32(a, b);
+  }
+  static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
+    __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) {
+      const __m512i scales = _mm512_and_si512(pair_bytes(gb, p), _mm512_set1_epi16(0x0F));
+      isum = _mm512_dpwssd_epi32(
+          isum, pair_words(unit_dot(gb, x, 2 * p), unit_dot(gb, x, 2 * p + 1)), scales);
+    }
+    return isum;
+  }
+  static __m512i msum(const Block& gb, const std::int32_t* pairs) {
+    __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p)
+      msum = _mm512_dpwssd_epi32(msum, _mm512_srli_epi16(pair_bytes(gb, p), 4),
+                                 _mm512_set1_epi32(pairs[p]));
+    return msum;
+  }
+  static __m512 dmin(const Block& gb) {
+    return halves_to_floats(gb.dmin);
+  }
+  static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
+    for (std::size_t b = 0; b < n_super; ++b) {
+      GroupBlock& o = out[b];
+      for (int u = 0; u < 16; ++u) {
+        const __m512i v = _mm512_load_si512(gb[b].codes[u]);
+        for (int q = 0; q < 4; ++q)
+          _mm512_store_si512(o.codes[4 * u + q], two_bit_slice(v, q));
+      }
+      for (int p = 0; p < 8; ++p) {
+        const __m512i bytes = pair_bytes(gb[b], p);
+        _mm512_store_si512(o.scale[2 * p], _mm512_and_si512(bytes, _mm512_set1_epi32(0x0F)));
+        _mm512_store_si512(o.scale[2 * p + 1],
+                           _mm512_and_si512(_mm512_srli_epi32(bytes, 16), _mm512_set1_epi32(0x0F)));
+        _mm512_store_si512(o.mins[p], _mm512_srli_epi16(bytes, 4));
+      }
+      _mm512_store_ps(o.d, halves_to_floats(gb[b].d));
+      _mm512_store_ps(o.dmin, halves_to_floats(gb[b].dmin));
+    }
+  }
+};
+
+// Q3_K: codes value + 4 (the low 2 bits and the hmask bit as bit 2), so isum - msum with msum =
+// sum_j scale_j * 4 * (the activation's 16-element sum j) is the definition's isum.
+struct Q3KGroups {
+  using Block = Q3KRowGroupBlock;
+  using F = Q3K;
+  // Per activation block: its 16-element sums times 4, as int16 (at most 4 x 16 x 128).
+  static constexpr std::size_t kPrepared = 8;
+  static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(out),
+        _mm256_slli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)), 2));
+  }
+  // Slice q of unit u: its low 2 bits, and bit 4 (u % 2) + q of high[u / 2] as bit 2. 16-bit
+  // shifts: what crosses from the neighbouring byte lands outside the bits the masks keep.
+  static __m512i slice(__m512i low, __m512i high, int u, int q) {
+    const int shift = 4 * (u % 2) + q - 2;
+    const __m512i top = shift >= 0 ? _mm512_srli_epi16(high, static_cast<unsigned>(shift))
+                                   : _mm512_slli_epi16(high, static_cast<unsigned>(-shift));
+    return and_or(_mm512_srli_epi16(low, 2 * q), _mm512_and_si512(top, _mm512_set1_epi8(4)),
+                  _mm512_set1_epi8(3));
+  }
+  static __m512i unit_dot(const Block& gb, const enc::BlockQ8_K& x, int u) {
+    const __m512i low = _mm512_load_si512(gb.low[u]);
+    const __m512i high = _mm512_load_si512(gb.high[u / 2]);
+    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(low, high, u, 0),
+                                    broadcast4(x.qs + 16 * u));
+    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(low, high, u, 1),
+                                    broadcast4(x.qs + 16 * u + 4));
+    a = _mm512_dpbusd_epi32(a, slice(low, high, u, 2), broadcast4(x.qs + 16 * u + 8));
+    b = _mm512_dpbusd_epi32(b, slice(low, high, u, 3), broadcast4(x.qs + 16 * u + 12));
+    return _mm512_add_epi32(a, b);
+  }
+  // The 16 rows' signed scales of units 2p, 2p + 1, one int16 half each.
+  static __m512i pair_scales(const Block& gb, int p) {
+    return _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(gb.scales[p])));
+  }
+  static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
+    __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) {
+      isum = _mm512_dpwssd_epi32(
+          isum, pair_words(unit_dot(gb, x, 2 * p), unit_dot(gb, x, 2 * p + 1)), pair_scales(gb, p));
+    }
+    return isum;
+  }
+  static __m512i msum(const Block& gb, const std::int32_t* times4) {
+    __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p)
+      msum = _mm512_dpwssd_epi32(msum, pair_scales(gb, p), _mm512_set1_epi32(times4[p]));
+    return msum;
+  }
+  static __m512 dmin(const Block& gb) {
+    return halves_to_floats(gb.d);
+  }
+  static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
+    for (std::size_t b = 0; b < n_super; ++b) {
+      GroupBlock& o = out[b];
+      for (int u = 0; u < 16; ++u) {
+        const __m512i low = _mm512_load_si512(gb[b].low[u]);
+        const __m512i high = _mm512_load_si512(gb[b].high[u / 2]);
+        for (int q = 0; q < 4; ++q)
+          _mm512_store_si512(o.codes[4 * u + q], slice(low, high, u, q));
+      }
+      for (int p = 0; p < 8; ++p) {
+        const __m512i scales = pair_scales(gb[b], p);
+        _mm512_store_si512(o.scale[2 * p], _mm512_srai_epi32(_mm512_slli_epi32(scales, 16), 16));
+        _mm512_store_si512(o.scale[2 * p + 1], _mm512_srai_epi32(scales, 16));
+        _mm512_store_si512(o.mins[p], _mm512_slli_epi16(scales, 2));  // 4 x scale, two per dword
+      }
+      _mm512_store_ps(o.d, halves_to_floats(gb[b].d));
+      _mm512_store_ps(o.dmin, halves_to_floats(gb[b].d));
+    }
+  }
+};
+
 }  // namespace row_groups
 }  // namespace
 }  // namespace eredu::cpu::detail
