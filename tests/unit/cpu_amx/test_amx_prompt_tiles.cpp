@@ -142,7 +142,7 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
   };
   const std::size_t before = EmulatedTiles::products().load();
   ThreadPool three(3);
-  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ6_K})
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K})
     for (const Shape& s : kShapes) {
       std::mt19937 rng(7300 + static_cast<unsigned>(s.rows) + static_cast<unsigned>(s.tokens));
       const std::size_t cols = 256 * s.blocks;

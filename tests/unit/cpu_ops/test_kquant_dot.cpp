@@ -194,7 +194,7 @@ void expect_row_groups_give_the_definition(Isa isa) {
     GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
                  << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
-  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     ASSERT_GT(table->row_group_bytes(dtype, 16, 256), 0U)
         << "the " << eredu::cpu::isa_name(isa) << " table lays " << eredu::to_string(dtype)
         << " out in row groups";
@@ -204,7 +204,7 @@ void expect_row_groups_give_the_definition(Isa isa) {
                                      {33, 5, 2},  {48, 16, 1}, {16, 17, 2}, {40, 25, 1},
                                      {64, 98, 1}, {18, 9, 65}, {128, 3, 4}, {80, 1, 8}};
   ThreadPool three(3);
-  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ6_K})
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K})
     for (const Shape& s : shapes) {
       std::mt19937 rng(1300 + static_cast<unsigned>(s.rows * 7 + s.tokens));
       const std::size_t cols = 256 * s.blocks;

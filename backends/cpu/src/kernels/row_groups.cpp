@@ -11,10 +11,11 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-// Row r of a group from its block b (`b` as stored). Sub-block u of a Q4_K block is the low (u
-// even) or high (u odd) nibbles of qs[32 * (u / 2) ..]: its elements 4k + i are bytes lo[4k + i],
-// its elements 16 + 4k + i bytes hi[4k + i].
-void pack_q4k_row(const enc::BlockQ4_K& b, std::size_t r, Q4KRowGroupBlock& out) {
+// Row r of a Q4_K / Q5_K group from its block's qs, scales, d and dmin (as stored). Sub-block u
+// of a Q4_K block is the low (u even) or high (u odd) nibbles of qs[32 * (u / 2) ..]: its elements
+// 4k + i are bytes lo[4k + i], its elements 16 + 4k + i bytes hi[4k + i] (Q5_K's qs alike).
+template <typename Block, typename Group>
+void pack_k4_row(const Block& b, std::size_t r, Group& out) {
   for (int u = 0; u < 8; ++u) {
     const enc::detail::ScaleMin sm = enc::detail::k4_scale_min(u, b.scales);
     out.scales[u][r] = sm.scale;
@@ -37,6 +38,10 @@ void pack_q4k_row(const enc::BlockQ4_K& b, std::size_t r, Q4KRowGroupBlock& out)
   }
   out.d[r] = b.d;
   out.dmin[r] = b.dmin;
+}
+
+void pack_q4k_row(const enc::BlockQ4_K& b, std::size_t r, Q4KRowGroupBlock& out) {
+  pack_k4_row(b, r, out);
 }
 
 // Row r of a Q6_K group from its block b. Sub-block u (elements 32u .. 32u + 31) of a Q6_K block is
@@ -105,6 +110,21 @@ void pack_2bit_unit(const std::uint8_t (&qs)[enc::kQK_K / 4], int u, std::size_t
   std::memcpy(&out[4 * r], &packed, 4);
 }
 
+// Q5_K: element 32u + l has its fifth bit in bit u of qh[l]; high[u]'s byte 4r + i takes, in bit
+// k, that of element 32u + 4k + i and, in bit 4 + k, that of 32u + 16 + 4k + i.
+void pack_q5k_row(const enc::BlockQ5_K& b, std::size_t r, Q5KRowGroupBlock& out) {
+  pack_k4_row(b, r, out);
+  constexpr std::uint32_t kBits = 0x01010101U;
+  for (int u = 0; u < 8; ++u) {
+    std::uint32_t packed = 0;
+    for (int k = 0; k < 4; ++k) {
+      packed |= ((word_at(b.qh, k) >> u) & kBits) << k;
+      packed |= ((word_at(b.qh + 16, k) >> u) & kBits) << (4 + k);
+    }
+    std::memcpy(&out.high[u][4 * r], &packed, 4);
+  }
+}
+
 void pack_q2k_row(const enc::BlockQ2_K& b, std::size_t r, Q2KRowGroupBlock& out) {
   for (int u = 0; u < 16; ++u) {
     pack_2bit_unit(b.qs, u, r, out.codes[u]);
@@ -161,6 +181,8 @@ std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
       return cols / enc::kQK_K * sizeof(Q3KRowGroupBlock);
     case DType::kQ4_K:
       return cols / enc::kQK_K * sizeof(Q4KRowGroupBlock);
+    case DType::kQ5_K:
+      return cols / enc::kQK_K * sizeof(Q5KRowGroupBlock);
     case DType::kQ6_K:
       return cols / enc::kQK_K * sizeof(Q6KRowGroupBlock);
     default:
@@ -181,6 +203,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
     pack_groups<enc::BlockQ3_K, Q3KRowGroupBlock>(rows, n_rows, n_super, out, pack_q3k_row);
   } else if (dtype == DType::kQ4_K) {
     pack_groups<enc::BlockQ4_K, Q4KRowGroupBlock>(rows, n_rows, n_super, out, pack_q4k_row);
+  } else if (dtype == DType::kQ5_K) {
+    pack_groups<enc::BlockQ5_K, Q5KRowGroupBlock>(rows, n_rows, n_super, out, pack_q5k_row);
   } else if (dtype == DType::kQ6_K) {
     pack_groups<enc::BlockQ6_K, Q6KRowGroupBlock>(rows, n_rows, n_super, out, pack_q6k_row);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
-// products read that layout faster than the rows as stored (the AVX-512 and AMX tables' Q2_K, Q3_K,
-// Q4_K and Q6_K products: the K-quants of Q2_K, Q3_K_M and Q4_K_M files).
+// products read that layout faster than the rows as stored (the AVX-512 and AMX tables' K-quant
+// products, Q2_K to Q6_K: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -37,6 +37,20 @@ struct alignas(64) Q4KRowGroupBlock {
   std::uint16_t dmin[kRowGroupRows];
 };
 static_assert(sizeof(Q4KRowGroupBlock) == 2368, "16 rows x 144 bytes, plus 4 bytes per row");
+
+// One 256-block of 16 Q5_K rows: Q4_K's layout for the low 4 bits of the codes, the scales and the
+// minimums, plus the fifth bits of sub-block u in high[u], whose byte 4r + i holds that of element
+// 32u + 4k + i of row r in bit k and that of element 32u + 16 + 4k + i in bit 4 + k: the two slices
+// of code vector 4u + k.
+struct alignas(64) Q5KRowGroupBlock {
+  std::uint8_t codes[32][64];
+  std::uint8_t high[8][64];
+  std::uint8_t scales[8][kRowGroupRows];
+  std::uint8_t mins[4][kRowGroupRows][2];
+  std::uint16_t d[kRowGroupRows];
+  std::uint16_t dmin[kRowGroupRows];
+};
+static_assert(sizeof(Q5KRowGroupBlock) == 2880, "16 rows x 176 bytes, plus 4 bytes per row");
 
 // One 256-block of 16 Q6_K rows. The low 4 bits of the codes are laid out as Q4_K's (low[4u + k]:
 // element 32u + 4k + i of row r in the low nibble of byte 4r + i, element 32u + 16 + 4k + i in its

@@ -173,6 +173,8 @@ RowGroupGemm amx_row_group_gemm_for(DType dtype) {
       return amx_row_group_gemm<Tiles, row_groups::Q3KGroups>;
     case DType::kQ4_K:
       return amx_row_group_gemm<Tiles, row_groups::Q4KGroups>;
+    case DType::kQ5_K:
+      return amx_row_group_gemm<Tiles, row_groups::Q5KGroups>;
     case DType::kQ6_K:
       return amx_row_group_gemm<Tiles, row_groups::Q6KGroups>;
     default:

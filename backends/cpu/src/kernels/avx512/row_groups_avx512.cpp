@@ -101,6 +101,8 @@ RowGroupProducts row_group_products_avx512(DType dtype) {
       return {decode<row_groups::Q3KGroups>, gemm<row_groups::Q3KGroups>};
     case DType::kQ4_K:
       return {decode<row_groups::Q4KGroups>, gemm<row_groups::Q4KGroups>};
+    case DType::kQ5_K:
+      return {decode<row_groups::Q5KGroups>, gemm<row_groups::Q5KGroups>};
     case DType::kQ6_K:
       return {decode<row_groups::Q6KGroups>, gemm<row_groups::Q6KGroups>};
     default:

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../row_groups.hpp"
 #include "kquant_prompt_groups_avx512.hpp"
@@ -29,10 +30,13 @@ inline __m512 halves_to_floats(const std::uint16_t* h) {
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
 }
 
-// Q4_K: isum = sum_u scale_u * dot_u, msum = sum_u min_u * (the activation's 32-element sum u).
-struct Q4KGroups {
-  using Block = Q4KRowGroupBlock;
-  using F = Q4K;
+// Q4_K and Q5_K (Q4_K's layout plus a plane of fifth bits): isum = sum_u scale_u * dot_u, msum =
+// sum_u min_u * (the activation's 32-element sum u).
+template <typename B, typename Codes>
+struct K4Groups {
+  using Block = B;
+  using F = Codes;
+  static constexpr bool kFifthBit = std::is_same_v<B, Q5KRowGroupBlock>;
   // Per activation block, made once per call: its 32-element sums two per dword (sub-blocks 2p,
   // 2p + 1 as int16, each at most 32 x 128 in magnitude), the operand of the minimums' vpdpwssd.
   static constexpr std::size_t kPrepared = 4;
@@ -44,11 +48,27 @@ struct Q4KGroups {
         _mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)), ones);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_packs_epi32(lo, hi));
   }
-  // The low and high nibbles of a code vector are one 4-element slice of the 16 rows each (a
-  // slice's sum stays exact: at most 32 products of 15 x 128 per sub-block); per sub-block one
+  // The codes of code vector 4u + k's two slices (elements 32u + 4k + i: low nibbles, 32u + 16 +
+  // 4k + i: high nibbles), Q5_K's fifth bits (bits k and 4 + k of high[u]) moved to bit 4. 16-bit
+  // shifts: what crosses from the neighbouring byte lands outside bit 4, which the mask keeps.
+  static void codes(const Block& gb, int u, int k, __m512i& lo, __m512i& hi) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i v = _mm512_load_si512(gb.codes[4 * u + k]);
+    if constexpr (kFifthBit) {
+      const __m512i bit4 = _mm512_set1_epi8(0x10);
+      const __m512i high = _mm512_load_si512(gb.high[u]);
+      lo = and_or(v, _mm512_and_si512(_mm512_slli_epi16(high, static_cast<unsigned>(4 - k)), bit4),
+                  low4);
+      hi = and_or(_mm512_srli_epi16(v, 4),
+                  _mm512_and_si512(_mm512_srli_epi16(high, static_cast<unsigned>(k)), bit4), low4);
+    } else {
+      lo = _mm512_and_si512(v, low4);
+      hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    }
+  }
+  // A slice's sum stays exact: at most 32 products of 31 x 128 per sub-block; per sub-block one
   // vpmulld applies the 16 rows' scales.
   static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
     __m512i isum = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
@@ -57,10 +77,11 @@ struct Q4KGroups {
       __m512i hi = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        const __m512i v = _mm512_load_si512(gb.codes[4 * u + k]);
-        lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(v, low4), broadcast4(x.qs + 32 * u + 4 * k));
-        hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(_mm512_srli_epi16(v, 4), low4),
-                                 broadcast4(x.qs + 32 * u + 16 + 4 * k));
+        __m512i cl;
+        __m512i ch;
+        codes(gb, u, k, cl, ch);
+        lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * k));
+        hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * k));
       }
       const __m512i scale =
           _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.scales[u])));
@@ -82,19 +103,19 @@ struct Q4KGroups {
     return halves_to_floats(gb.dmin);
   }
 
-  // One group's blocks in the prompt tiles' layout: the code vectors' low and high nibbles are the
-  // tiles' 4-code slices 8u + k and 8u + 4 + k, the scale and minimum bytes widen to the tiles'
-  // int32 scales and int16 minimum pairs, d and dmin to floats.
+  // One group's blocks in the prompt tiles' layout: code vector 4u + k's slices are the tiles'
+  // 4-code slices 8u + k and 8u + 4 + k, the scale and minimum bytes widen to the tiles' int32
+  // scales and int16 minimum pairs, d and dmin to floats.
   static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
     for (std::size_t b = 0; b < n_super; ++b) {
       GroupBlock& o = out[b];
       for (int u = 0; u < 8; ++u) {
         for (int k = 0; k < 4; ++k) {
-          const __m512i v = _mm512_load_si512(gb[b].codes[4 * u + k]);
-          _mm512_store_si512(o.codes[8 * u + k], _mm512_and_si512(v, low4));
-          _mm512_store_si512(o.codes[8 * u + 4 + k],
-                             _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+          __m512i lo;
+          __m512i hi;
+          codes(gb[b], u, k, lo, hi);
+          _mm512_store_si512(o.codes[8 * u + k], lo);
+          _mm512_store_si512(o.codes[8 * u + 4 + k], hi);
         }
         _mm512_store_si512(o.scale[u], _mm512_cvtepu8_epi32(_mm_load_si128(
                                            reinterpret_cast<const __m128i*>(gb[b].scales[u]))));
@@ -111,6 +132,8 @@ struct Q4KGroups {
     }
   }
 };
+using Q4KGroups = K4Groups<Q4KRowGroupBlock, Q4K>;
+using Q5KGroups = K4Groups<Q5KRowGroupBlock, Q5K>;
 
 // Q6_K: the definition's isum - msum = sum_j scale_j * (dot_j - 32 * (activation sum j)) over the
 // 16 units of 16 (codes are value + 32), formed directly: one integer sum and one float step.
