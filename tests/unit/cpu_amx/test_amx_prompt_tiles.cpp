@@ -125,7 +125,7 @@ TEST(AmxPromptTiles, EmulatedTilesGiveTheAvx512PromptTilesValuesBitForBit) {
   EXPECT_GT(EmulatedTiles::products().load(), before);
 }
 
-// Q4_K and Q6_K read from row groups (made at load on both tables): prompts and short batches
+// The K-quants read from row groups (made at load on both tables): prompts and short batches
 // unpack the groups into the tiles' layout, and the AMX tiles (emulated, through the backend's
 // matmul) must give the AVX-512 row-group products' values bit for bit, on the rows in whole groups
 // and the tail rows read as stored alike.
@@ -136,8 +136,7 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
   detail::VecOps ops = detail::vec_ops_avx512();
   ops.row_group_products = [](DType dtype) {
     detail::RowGroupProducts p = detail::row_group_products_avx512(dtype);
-    if (p.gemm != nullptr)
-      p.gemm = detail::kquant_tiles::amx_row_group_gemm_for<EmulatedTiles>(dtype);
+    if (auto amx = detail::kquant_tiles::amx_row_group_gemm_for<EmulatedTiles>(dtype)) p.gemm = amx;
     return p;
   };
   const std::size_t before = EmulatedTiles::products().load();

@@ -308,62 +308,68 @@ TEST_F(CpuLlamaLoading, NonLlamaArchitectureIsRejectedBeforeAnyPayloadRead) {
   EXPECT_EQ(runtime.error().code(), eredu::ErrorCode::kUnsupported);
 }
 
-// Where the kernel table lays Q4_K out in row groups (AVX-512), materializing a Q4_K matrix makes
-// them (in parallel on the backend's threads), the table's packing of the checkpoint's bytes (which
-// the weight still reads in place, for the last rows % 16 and for get_row), and binding carries
-// them into the slot: a linear through the bound slot gives the definition's values, from the
-// groups and the tail rows alike.
-TEST_F(CpuLlamaLoading, Q4KWeightsBindWithTheKernelTablesRowGroups) {
+// Where the kernel table lays an encoding out in row groups (AVX-512: the K-quants and IQ4_XS),
+// materializing such a matrix makes them (in parallel on the backend's threads), the table's
+// packing of the checkpoint's bytes (which the weight still reads in place, for the last rows % 16
+// and for get_row), and binding carries them into the slot: a linear through the bound slot gives
+// the definition's values, from the groups and the tail rows alike.
+TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
   const eredu::cpu::KernelTable& k = eredu::cpu::kernels();
   constexpr std::size_t kRows = 83;  // five groups of 16 and 3 rows read as stored
   constexpr std::size_t kCols = 512;
-  const std::size_t group_bytes = k.row_group_bytes(eredu::DType::kQ4_K, kRows, kCols);
-  if (group_bytes == 0) {
+  if (k.row_group_bytes(eredu::DType::kQ4_K, kRows, kCols) == 0) {
     GTEST_SKIP() << "the " << eredu::cpu::isa_name(k.isa)
-                 << " kernel table reads Q4_K rows as stored (row groups are the avx512 table's)";
+                 << " kernel table reads K-quant rows as stored (row groups are the avx512 "
+                    "table's)";
   }
-  std::mt19937 rng(5);
-  const auto bytes =
-      eredu::testing::op_parity::random_packed_matrix(rng, eredu::DType::kQ4_K, kRows, kCols);
-  eredu::checkpoint::GgufWriter writer;
-  writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
-  const std::uint64_t shape[] = {kRows, kCols};
-  ASSERT_TRUE(writer.add_tensor("w.weight", eredu::DType::kQ4_K, shape, bytes).has_value());
-  path_ = std::filesystem::temp_directory_path() /
-          ("eredu_row_groups_" + std::to_string(::getpid()) + ".gguf");
-  ASSERT_TRUE(writer.write_file(path_).has_value());
-  auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
-  ASSERT_TRUE(source.has_value()) << source.error().what();
-  auto lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
-  ASSERT_TRUE(lease.has_value()) << lease.error().what();
-  eredu::cpu::ThreadPool three(3);  // the groups packed in parallel, as a load does
-  auto materialized = CpuBackend::materialize(std::move(*lease), {&three});
-  ASSERT_TRUE(materialized.has_value()) << materialized.error().what();
-  auto weight = CpuBackend::finish_materialization(std::move(*materialized));
-  ASSERT_TRUE(weight.has_value());
-  auto slot = CpuBackend::declare_parameter("w.weight", {kRows, kCols});
-  ASSERT_TRUE(CpuBackend::validate_bind(slot, *weight).has_value());
-  CpuBackend::bind(slot, std::move(*weight));
+  for (const eredu::DType dtype :
+       {eredu::DType::kQ2_K, eredu::DType::kQ3_K, eredu::DType::kQ4_K, eredu::DType::kQ5_K,
+        eredu::DType::kQ6_K, eredu::DType::kIQ4_XS}) {
+    SCOPED_TRACE(eredu::to_string(dtype));
+    const std::size_t group_bytes = k.row_group_bytes(dtype, kRows, kCols);
+    ASSERT_GT(group_bytes, 0U);
+    std::mt19937 rng(5 + static_cast<unsigned>(dtype));
+    const auto bytes = eredu::testing::op_parity::random_packed_matrix(rng, dtype, kRows, kCols);
+    eredu::checkpoint::GgufWriter writer;
+    writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
+    const std::uint64_t shape[] = {kRows, kCols};
+    ASSERT_TRUE(writer.add_tensor("w.weight", dtype, shape, bytes).has_value());
+    path_ = std::filesystem::temp_directory_path() /
+            ("eredu_row_groups_" + std::to_string(::getpid()) + ".gguf");
+    ASSERT_TRUE(writer.write_file(path_).has_value());
+    auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
+    ASSERT_TRUE(source.has_value()) << source.error().what();
+    auto lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
+    ASSERT_TRUE(lease.has_value()) << lease.error().what();
+    eredu::cpu::ThreadPool three(3);  // the groups packed in parallel, as a load does
+    auto materialized = CpuBackend::materialize(std::move(*lease), {&three});
+    ASSERT_TRUE(materialized.has_value()) << materialized.error().what();
+    auto weight = CpuBackend::finish_materialization(std::move(*materialized));
+    ASSERT_TRUE(weight.has_value());
+    auto slot = CpuBackend::declare_parameter("w.weight", {kRows, kCols});
+    ASSERT_TRUE(CpuBackend::validate_bind(slot, *weight).has_value());
+    CpuBackend::bind(slot, std::move(*weight));
 
-  ASSERT_EQ(slot.row_groups.size(), group_bytes);
-  const auto expected_groups =
-      eredu::testing::op_parity::pack_row_groups(k, eredu::DType::kQ4_K, bytes, kRows, kCols);
-  EXPECT_EQ(std::memcmp(slot.row_groups.data(), expected_groups.data, group_bytes), 0);
-  ASSERT_EQ(slot.bytes.size(), bytes.size());
-  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), slot.bytes.begin()));
+    ASSERT_EQ(slot.row_groups.size(), group_bytes);
+    const auto expected_groups =
+        eredu::testing::op_parity::pack_row_groups(k, dtype, bytes, kRows, kCols);
+    EXPECT_EQ(std::memcmp(slot.row_groups.data(), expected_groups.data, group_bytes), 0);
+    ASSERT_EQ(slot.bytes.size(), bytes.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), slot.bytes.begin()));
 
-  const CpuBackend backend(CpuBackendOptions{2});
-  eredu::cpu::CpuTensor x{1, kCols, eredu::testing::op_parity::random_floats(rng, kCols, -2, 2)};
-  auto y = backend.linear(x, slot);
-  ASSERT_TRUE(y.has_value()) << y.error().what();
-  std::vector<eredu::encoding::BlockQ8_K> xq(kCols / 256);
-  eredu::cpu::reference::quantize_row_q8_K(x.data.data(), xq.data(), kCols);
-  const std::size_t row_bytes = bytes.size() / kRows;
-  for (std::size_t r = 0; r < kRows; ++r) {
-    const float expected = eredu::cpu::reference::dot_q8_K(
-        eredu::DType::kQ4_K, bytes.data() + r * row_bytes, xq.data(), xq.size());
-    EXPECT_EQ(std::memcmp(&y->data[r], &expected, sizeof(float)), 0)
-        << "row " << r << ": " << y->data[r] << " vs " << expected;
+    const CpuBackend backend(CpuBackendOptions{2});
+    eredu::cpu::CpuTensor x{1, kCols, eredu::testing::op_parity::random_floats(rng, kCols, -2, 2)};
+    auto y = backend.linear(x, slot);
+    ASSERT_TRUE(y.has_value()) << y.error().what();
+    std::vector<eredu::encoding::BlockQ8_K> xq(kCols / 256);
+    eredu::cpu::reference::quantize_row_q8_K(x.data.data(), xq.data(), kCols);
+    const std::size_t row_bytes = bytes.size() / kRows;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const float expected = eredu::cpu::reference::dot_q8_K(dtype, bytes.data() + r * row_bytes,
+                                                             xq.data(), xq.size());
+      EXPECT_EQ(std::memcmp(&y->data[r], &expected, sizeof(float)), 0)
+          << "row " << r << ": " << y->data[r] << " vs " << expected;
+    }
   }
 }
 

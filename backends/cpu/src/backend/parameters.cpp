@@ -4,9 +4,9 @@
 // the lease with its shard pin is released before materialize returns. Bytes the source gathered
 // into a copy, or that sit at an address less aligned than an allocation's, are copied once,
 // unchanged, into storage the weight owns. Either way nothing is densified. Where the kernel table
-// reads an encoding faster in its row groups (AVX-512: Q4_K and Q6_K, 16 rows side by side), the
-// weight also gets that second layout, made once here, and the mapped pages it was made from are
-// let go.
+// reads an encoding faster in its row groups (AVX-512: the K-quants and IQ4_XS, 16 rows side by
+// side), the weight also gets that second layout, made once here, and the mapped pages it was made
+// from are let go.
 #include <cstddef>
 #include <cstdint>
 #include <new>

@@ -152,6 +152,18 @@ void pack_q3k_row(const enc::BlockQ3_K& b, std::size_t r, Q3KRowGroupBlock& out)
   out.d[r] = b.d;
 }
 
+// IQ4_XS: the code bytes as stored, 4 at a time; the scales as the definition unpacks them.
+void pack_iq4xs_row(const enc::BlockIQ4_XS& b, std::size_t r, IQ4XSRowGroupBlock& out) {
+  for (int v = 0; v < 32; ++v)
+    std::memcpy(&out.codes[v][4 * r], b.qs + 4 * v, 4);
+  for (int u = 0; u < 8; ++u) {
+    const int low = (b.scales_l[u / 2] >> (4 * (u % 2))) & 0xF;
+    const int high = (b.scales_h >> (2 * u)) & 3;
+    out.scales[u][r] = static_cast<std::int8_t>((low | (high << 4)) - 32);
+  }
+  out.d[r] = b.d;
+}
+
 template <typename Block, typename Group, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void* out,
                  PackRow pack_row) {
@@ -162,6 +174,9 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void
   // block across the 16 rows, with each sub-block's bytes assembled on the stack, llama1b Q4_K
   // took ~1.1 s more to load; this way ~0.4 s.
   for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
+    // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) zeroed, so the groups are a function of
+    // the weight alone; the group is in cache when its rows fill it.
+    std::memset(static_cast<void*>(blocks + g * n_super), 0, n_super * sizeof(Group));
     for (std::size_t r = 0; r < kRowGroupRows; ++r) {
       const Block* row = base + (g * kRowGroupRows + r) * n_super;
       for (std::size_t b = 0; b < n_super; ++b)
@@ -185,6 +200,8 @@ std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
       return cols / enc::kQK_K * sizeof(Q5KRowGroupBlock);
     case DType::kQ6_K:
       return cols / enc::kQK_K * sizeof(Q6KRowGroupBlock);
+    case DType::kIQ4_XS:
+      return cols / enc::kQK_K * sizeof(IQ4XSRowGroupBlock);
     default:
       return 0;
   }
@@ -207,6 +224,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
     pack_groups<enc::BlockQ5_K, Q5KRowGroupBlock>(rows, n_rows, n_super, out, pack_q5k_row);
   } else if (dtype == DType::kQ6_K) {
     pack_groups<enc::BlockQ6_K, Q6KRowGroupBlock>(rows, n_rows, n_super, out, pack_q6k_row);
+  } else if (dtype == DType::kIQ4_XS) {
+    pack_groups<enc::BlockIQ4_XS, IQ4XSRowGroupBlock>(rows, n_rows, n_super, out, pack_iq4xs_row);
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
 // products read that layout faster than the rows as stored (the AVX-512 and AMX tables' K-quant
-// products, Q2_K to Q6_K: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files).
+// and IQ4_XS products: Q2_K to Q6_K, the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -89,6 +89,17 @@ struct alignas(64) Q3KRowGroupBlock {
   std::uint16_t d[kRowGroupRows];           // F16, as stored
 };
 static_assert(sizeof(Q3KRowGroupBlock) == 1856, "16 rows x 110 bytes, plus 6 bytes per row");
+
+// One 256-block of 16 IQ4_XS rows. Code vector 4u + k holds, in row r's lane, bytes 16u + 4k ..
+// 16u + 4k + 3 of the row's qs as stored: their low nibbles are elements 32u + 4k + i (codebook
+// indices), their high nibbles elements 32u + 16 + 4k + i, a slice each as Q4_K's. Scales minus
+// 32, signed, per sub-block of 32.
+struct alignas(64) IQ4XSRowGroupBlock {
+  std::uint8_t codes[32][64];
+  std::int8_t scales[8][kRowGroupRows];  // [u][r]: the scale of sub-block u of row r
+  std::uint16_t d[kRowGroupRows];        // F16, as stored
+};
+static_assert(sizeof(IQ4XSRowGroupBlock) == 2240, "16 rows x 136 bytes, plus 4 bytes per row");
 
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;

@@ -288,7 +288,7 @@ QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
-// Q4_K / Q6_K row groups (avx512/row_groups_avx512.cpp); empty for the other encodings.
+// Q2_K..Q6_K and IQ4_XS row groups (avx512/row_groups_avx512.cpp); empty for the other encodings.
 RowGroupProducts row_group_products_avx512(DType dtype);
 void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
                       const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
@@ -324,7 +324,7 @@ QuantPromptGemm quant_prompt_gemm_amx(DType dtype);
 // The AMX prompt tiles for Q2_K..Q6_K (amx/kquant_prompt_amx.cpp; the definition's values bit for
 // bit), and the AVX-512 ones for IQ4_XS.
 KQuantGemm kquant_prompt_gemm_amx(DType dtype);
-// Q4_K / Q6_K row groups: the AVX-512 decode, prompts on the AMX tiles (amx/kquant_prompt_amx.cpp).
+// Row groups: the AVX-512 decode, K-quant prompts on the AMX tiles (amx/kquant_prompt_amx.cpp).
 RowGroupProducts row_group_products_amx(DType dtype);
 // Call only when isa_supported(Isa::kAmx): the AVX-512 table's requirements plus AMX-TILE and
 // AMX-INT8, with the tile state enabled and granted to this process.

@@ -1,7 +1,7 @@
 // AMX prompt tiles for Q2_K..Q6_K weights (kquant_prompt_amx.hpp) on the hardware's tile
-// instructions, and for Q4_K / Q6_K row groups (decode keeps the AVX-512 row-group product); IQ4_XS
-// keeps the AVX-512 prompt tiles. Compiled with the AVX-512 and AMX-TILE / AMX-INT8 flags
-// (backends/cpu/CMakeLists.txt) and reached only through vec_ops_amx().
+// instructions, and for their row groups (decode keeps the AVX-512 row-group product); IQ4_XS keeps
+// the AVX-512 prompt tiles, for its rows and its row groups alike. Compiled with the AVX-512 and
+// AMX-TILE / AMX-INT8 flags (backends/cpu/CMakeLists.txt) and reached only through vec_ops_amx().
 #include "kquant_prompt_amx.hpp"
 #include "hardware_tiles.hpp"
 
@@ -14,7 +14,10 @@ KQuantGemm kquant_prompt_gemm_amx(DType dtype) {
 
 RowGroupProducts row_group_products_amx(DType dtype) {
   RowGroupProducts p = row_group_products_avx512(dtype);
-  if (p.gemm != nullptr) p.gemm = kquant_tiles::amx_row_group_gemm_for<HardwareTiles>(dtype);
+  // IQ4_XS has no AMX product (its offset codes do not fit signed bytes): its groups keep the
+  // AVX-512 prompt product, as its rows do on this table.
+  if (RowGroupGemm amx = kquant_tiles::amx_row_group_gemm_for<HardwareTiles>(dtype); amx != nullptr)
+    p.gemm = amx;
   return p;
 }
 

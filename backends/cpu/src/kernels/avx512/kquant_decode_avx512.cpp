@@ -29,7 +29,7 @@
 //     --benchmark_filter='Matvec/Q4_K/'): Q4_K 34 -> 50 GB/s, Q5_K 36 -> 49, Q2_K 22 -> 29; from
 //     memory (16384 x 8192) Q4_K 33 -> 40, the thread's memory bandwidth. Q6_K, at 55 GB/s one
 //     row at a time, ran no faster in groups and slower from memory, so it stays.
-// Q4_K and Q6_K weights the backend binds on this table are read from row groups instead
+// K-quant and IQ4_XS weights the backend binds on this table are read from row groups instead
 // (row_groups_avx512.cpp); this kernel takes their last rows % 16 and views without groups.
 // Rows longer than kChunkBlocks blocks are taken a chunk of columns at a time for all the rows,
 // each row's accumulator carried from one chunk to the next in y: the same steps in the same

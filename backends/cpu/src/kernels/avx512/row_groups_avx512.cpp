@@ -1,16 +1,18 @@
-// AVX-512 VNNI products of Q4_K and Q6_K weights laid out in groups of 16 rows (row_groups.hpp),
-// for one token (decode) and for several (prompts, short batches). Each value is the definition's,
-// reference::dot_q8_K, bit for bit: per 256-block the exact integer sums (row_groups_avx512.hpp),
-// then the definition's one or two fused multiply-adds, block after block, one float chain per row
-// (row r in lane r).
+// AVX-512 VNNI products of K-quant (Q2_K..Q6_K) and IQ4_XS weights laid out in groups of 16 rows
+// (row_groups.hpp), for one token (decode) and for several (prompts, short batches). Each value is
+// the definition's, reference::dot_q8_K, bit for bit: per 256-block the exact integer sums
+// (row_groups_avx512.hpp), then the definition's one or two fused multiply-adds, block after
+// block, one float chain per row (row r in lane r).
 //
-// One token, per block of a group: the low and high nibbles of a code vector are one 4-element
-// slice of the 16 rows each (Q6_K: with their top two bits from the same bit pair of two more
-// vectors), so a vpdpbusd with the slice's 4 activation bytes broadcast from memory adds 4 products
-// to every row's lane. Per unit of scale one vpmulld applies the 16 rows' scales (a 16-byte load,
-// widened); Q4_K's minimum term is 4 vpdpwssd of the rows' minimums (two per 32-bit lane) with the
-// activation's 32-element sums, Q6_K's code offset a subtraction per unit. No lane is ever reduced
-// across.
+// One token, per block of a group: a code vector holds one 4-element slice of the 16 rows per
+// nibble (Q4_K, Q5_K, Q6_K, IQ4_XS; Q5_K and Q6_K with their top bits from one or two more
+// vectors, IQ4_XS looked up in the codebook) or per bit pair (Q2_K, Q3_K; Q3_K's third bit from
+// another vector), so a vpdpbusd with the slice's 4 activation bytes broadcast from memory adds 4
+// products to every row's lane. The rows' scales apply per unit of scale with one vpmulld (a
+// 16-byte load, widened), or for two units of 16 at once with one vpdpwssd (Q2_K, Q3_K: the two
+// units' sums as the int16 halves of a lane); minimum terms are vpdpwssd of the rows' minimums
+// with the activation's sums, code offsets (Q6_K, IQ4_XS) a subtraction per unit. No lane is ever
+// reduced across.
 //
 // Several tokens: each group's blocks are unpacked, once per call, into the prompt tiles' layout
 // (kquant_prompt_groups_avx512.hpp: a byte per code, int32 scales, float d / dmin), and the prompt
@@ -105,6 +107,8 @@ RowGroupProducts row_group_products_avx512(DType dtype) {
       return {decode<row_groups::Q5KGroups>, gemm<row_groups::Q5KGroups>};
     case DType::kQ6_K:
       return {decode<row_groups::Q6KGroups>, gemm<row_groups::Q6KGroups>};
+    case DType::kIQ4_XS:
+      return {decode<row_groups::IQ4XSGroups>, gemm<row_groups::IQ4XSGroups>};
     default:
       return {};
   }

@@ -389,6 +389,85 @@ struct Q3KGroups {
   }
 };
 
+// IQ4_XS: the codebook values plus 128 as unsigned codes (one vpshufb of a nibble each), so a
+// sub-block's exact sum is its dot with the values plus 128 x (the activation's 32-element sum),
+// subtracted before its scale applies: the definition's isum, with no minimum term (msum 0). The
+// prompt tiles take the same codes, with the offset as kquant_tiles::IQ4XSOffset's minimums.
+struct IQ4XSGroups {
+  using Block = IQ4XSRowGroupBlock;
+  using F = kquant_tiles::IQ4XSOffset;
+  // Per activation block: 128 x each 32-element sum, as int32 (at most 128 x 32 x 128).
+  static constexpr std::size_t kPrepared = 8;
+  static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
+    const __m256i pairs = _mm256_madd_epi16(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)), _mm256_set1_epi16(1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_slli_epi32(pairs, 7));
+  }
+  static __m512i table() {
+    return _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128(
+                                reinterpret_cast<const __m128i*>(enc::kIQ4NLValues))),
+                            _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+  static void codes(const Block& gb, int u, int k, __m512i table, __m512i& lo, __m512i& hi) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i v = _mm512_load_si512(gb.codes[4 * u + k]);
+    lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
+    hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+  }
+  static __m512i scale(const Block& gb, int u) {
+    return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.scales[u])));
+  }
+  static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t* offsets) {
+    const __m512i t = table();
+    __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) {
+      __m512i lo = _mm512_setzero_si512();
+      __m512i hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i cl;
+        __m512i ch;
+        codes(gb, u, k, t, cl, ch);
+        lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * k));
+        hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * k));
+      }
+      const __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(lo, hi), _mm512_set1_epi32(offsets[u]));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, scale(gb, u)));
+    }
+    return isum;
+  }
+  static __m512i msum(const Block&, const std::int32_t*) {
+    return _mm512_setzero_si512();
+  }
+  static __m512 dmin(const Block& gb) {
+    return halves_to_floats(gb.d);
+  }
+  static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
+    const __m512i t = table();
+    for (std::size_t b = 0; b < n_super; ++b) {
+      GroupBlock& o = out[b];
+      for (int u = 0; u < 8; ++u) {
+        for (int k = 0; k < 4; ++k) {
+          __m512i lo;
+          __m512i hi;
+          codes(gb[b], u, k, t, lo, hi);
+          _mm512_store_si512(o.codes[8 * u + k], lo);
+          _mm512_store_si512(o.codes[8 * u + 4 + k], hi);
+        }
+        const __m512i s = scale(gb[b], u);
+        _mm512_store_si512(o.scale[u], s);
+        // The offset's share per 16 codes, as IQ4XSOffset: 128 x scale, twice per dword.
+        const __m512i m = _mm512_slli_epi32(s, 7);
+        _mm512_store_si512(o.mins[u],
+                           and_or(m, _mm512_slli_epi32(m, 16), _mm512_set1_epi32(0xFFFF)));
+      }
+      _mm512_store_ps(o.d, halves_to_floats(gb[b].d));
+      _mm512_store_ps(o.dmin, halves_to_floats(gb[b].d));
+    }
+  }
+};
+
 }  // namespace row_groups
 }  // namespace
 }  // namespace eredu::cpu::detail

@@ -18,7 +18,7 @@
 // (ggml's vec_dot_type). For the K-quants (Q2_K..Q6_K) and IQ4_XS the activation row is quantized
 // to q8_K blocks of 256 (float scale, 16-element sums) and IQ4_NL uses the 8-bit blocks of 32;
 // those products equal the scalar definitions reference::dot_q8_K / dot_iq4_nl_q8_0 bit for bit.
-// The AVX-512 and AMX tables read Q4_K and Q6_K weights from row groups made at load
+// The AVX-512 and AMX tables read K-quant and IQ4_XS weights from row groups made at load
 // (row_group_bytes), with the same values. The generic table keeps activations in F32 for every
 // encoding and decodes rows to floats.
 //
@@ -134,11 +134,11 @@ struct KernelTable {
   void (*get_row)(const MatrixView& table, std::size_t row, float* out);
 
   // A second layout of a weight that this table's products read faster than the rows as stored
-  // (on AVX-512 and AMX: Q4_K and Q6_K rows in groups of 16, 4 codes of each row per 32-bit lane):
-  // its size in bytes for a [rows, cols] weight, 0 when the table reads this encoding as stored.
-  // pack_row_groups fills `out` (that many bytes, 64-byte aligned) from the weight as stored, once,
-  // at load; a MatrixView then carries it as row_groups. Values do not change (the definition's,
-  // bit for bit).
+  // (on AVX-512 and AMX: K-quant and IQ4_XS rows in groups of 16, 4 codes of each row per
+  // 32-bit lane): its size in bytes for a [rows, cols] weight, 0 when the table reads this encoding
+  // as stored. pack_row_groups fills `out` (that many bytes, 64-byte aligned) from the weight as
+  // stored, once, at load; a MatrixView then carries it as row_groups. Values do not change (the
+  // definition's, bit for bit).
   std::size_t (*row_group_bytes)(DType dtype, std::size_t rows, std::size_t cols) noexcept;
   void (*pack_row_groups)(DType dtype, const void* rows, std::size_t n_rows, std::size_t cols,
                           void* out) noexcept;
