@@ -30,6 +30,24 @@ inline __m512 halves_to_floats(const std::uint16_t* h) {
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
 }
 
+// Sub-block u's exact sums (32 codes) for the 16 rows: codes(k, lo, hi) gives code vector 4u + k's
+// two slices (elements 32u + 4k + i and 32u + 16 + 4k + i), in two chains (low and high slices),
+// which halves the dependent vpdpbusd steps.
+template <typename Codes>
+inline __m512i sub_block_dot(const enc::BlockQ8_K& x, int u, Codes codes) {
+  __m512i lo = _mm512_setzero_si512();
+  __m512i hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    __m512i cl;
+    __m512i ch;
+    codes(k, cl, ch);
+    lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * k));
+    hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * k));
+  }
+  return _mm512_add_epi32(lo, hi);
+}
+
 // Q4_K and Q5_K (Q4_K's layout plus a plane of fifth bits): isum = sum_u scale_u * dot_u, msum =
 // sum_u min_u * (the activation's 32-element sum u).
 template <typename B, typename Codes>
@@ -72,20 +90,11 @@ struct K4Groups {
     __m512i isum = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
-      // Two chains (low and high nibbles) halve the dependent vpdpbusd steps per sub-block.
-      __m512i lo = _mm512_setzero_si512();
-      __m512i hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        __m512i cl;
-        __m512i ch;
-        codes(gb, u, k, cl, ch);
-        lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * k));
-        hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * k));
-      }
+      const __m512i dot =
+          sub_block_dot(x, u, [&](int k, __m512i& lo, __m512i& hi) { codes(gb, u, k, lo, hi); });
       const __m512i scale =
           _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.scales[u])));
-      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(_mm512_add_epi32(lo, hi), scale));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, scale));
     }
     return isum;
   }
@@ -245,6 +254,36 @@ inline __m512i two_bit_slice(__m512i v, int q) {
 inline __m512i pair_words(__m512i even, __m512i odd) {
   return and_or(even, _mm512_slli_epi32(odd, 16), _mm512_set1_epi32(0xFFFF));
 }
+// Unit u's exact sums for the 16 rows: its 4 slices (slice(q): codes 4q .. 4q + 3 of the unit)
+// against the activation's 16 bytes, in two chains.
+template <typename Slice>
+inline __m512i unit_dot(const enc::BlockQ8_K& x, int u, Slice slice) {
+  __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(0), broadcast4(x.qs + 16 * u));
+  __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(1), broadcast4(x.qs + 16 * u + 4));
+  a = _mm512_dpbusd_epi32(a, slice(2), broadcast4(x.qs + 16 * u + 8));
+  b = _mm512_dpbusd_epi32(b, slice(3), broadcast4(x.qs + 16 * u + 12));
+  return _mm512_add_epi32(a, b);
+}
+// sum_j scale_j * dot_j over the 16 units, two at a time: dot(u) unit u's sums, scales(p) units
+// 2p, 2p + 1's scales as the int16 halves of each lane.
+template <typename Dot, typename Scales>
+inline __m512i paired_isum(Dot dot, Scales scales) {
+  __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p)
+    isum = _mm512_dpwssd_epi32(isum, pair_words(dot(2 * p), dot(2 * p + 1)), scales(p));
+  return isum;
+}
+// sum_j min_j * words_j: mins(p) units 2p, 2p + 1's minimums as int16 halves, pairs[p] the
+// activation's words 2p, 2p + 1 (one dword).
+template <typename Mins>
+inline __m512i paired_msum(Mins mins, const std::int32_t* pairs) {
+  __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (int p = 0; p < 8; ++p)
+    msum = _mm512_dpwssd_epi32(msum, mins(p), _mm512_set1_epi32(pairs[p]));
+  return msum;
+}
 
 // Q2_K: isum = sum_j scale_j * dot_j, msum = sum_j min_j * (the activation's 16-element sum j).
 struct Q2KGroups {
@@ -261,37 +300,18 @@ struct Q2KGroups {
     return _mm512_cvtepu8_epi16(
         _mm256_load_si256(reinterpret_cast<const __m256i*>(gb.scale_mins[p])));
   }
-  static __m512i unit_dot(const Block& gb, const enc::BlockQ8_K& x, int u) {
-    const __m512i v = _mm512_load_si512(gb.codes[u]);
-    __m512i a =
-        _mm512_dpbusd_epi32(_mm512_setzero_si512(), two_bit_slice(v, 0), broadcast4(x.qs + 16 * u));
-    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), two_bit_slice(v, 1),
-                                    broadcast4(x.qs + 16 * u + 4));
-    a = _mm512_dpbusd_epi32(a, two_bit_slice(v, 2), broadcast4(x.qs + 16 * u + 8));
-    b = _mm512_dpbusd_epi32(b, two_bit_slice(v, 3), broadcast4(x.qs + 16 * u + 12));
-    return _mm512_add_epi32(a, b);
-  }
   static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
-    __m512i isum = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p) {
-      const __m512i scales = _mm512_and_si512(pair_bytes(gb, p), _mm512_set1_epi16(0x0F));
-      isum = _mm512_dpwssd_epi32(
-          isum, pair_words(unit_dot(gb, x, 2 * p), unit_dot(gb, x, 2 * p + 1)), scales);
-    }
-    return isum;
+    return paired_isum(
+        [&](int u) {
+          const __m512i v = _mm512_load_si512(gb.codes[u]);
+          return unit_dot(x, u, [&](int q) { return two_bit_slice(v, q); });
+        },
+        [&](int p) { return _mm512_and_si512(pair_bytes(gb, p), _mm512_set1_epi16(0x0F)); });
   }
   static __m512i msum(const Block& gb, const std::int32_t* pairs) {
-    __m512i msum = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p)
-      msum = _mm512_dpwssd_epi32(msum, _mm512_srli_epi16(pair_bytes(gb, p), 4),
-                                 _mm512_set1_epi32(pairs[p]));
-    return msum;
+    return paired_msum([&](int p) { return _mm512_srli_epi16(pair_bytes(gb, p), 4); }, pairs);
   }
-  static __m512 dmin(const Block& gb) {
-    return halves_to_floats(gb.dmin);
-  }
+  static __m512 dmin(const Block& gb) { return halves_to_floats(gb.dmin); }
   static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
     for (std::size_t b = 0; b < n_super; ++b) {
       GroupBlock& o = out[b];
@@ -334,40 +354,23 @@ struct Q3KGroups {
     return and_or(_mm512_srli_epi16(low, 2 * q), _mm512_and_si512(top, _mm512_set1_epi8(4)),
                   _mm512_set1_epi8(3));
   }
-  static __m512i unit_dot(const Block& gb, const enc::BlockQ8_K& x, int u) {
-    const __m512i low = _mm512_load_si512(gb.low[u]);
-    const __m512i high = _mm512_load_si512(gb.high[u / 2]);
-    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(low, high, u, 0),
-                                    broadcast4(x.qs + 16 * u));
-    __m512i b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), slice(low, high, u, 1),
-                                    broadcast4(x.qs + 16 * u + 4));
-    a = _mm512_dpbusd_epi32(a, slice(low, high, u, 2), broadcast4(x.qs + 16 * u + 8));
-    b = _mm512_dpbusd_epi32(b, slice(low, high, u, 3), broadcast4(x.qs + 16 * u + 12));
-    return _mm512_add_epi32(a, b);
-  }
   // The 16 rows' signed scales of units 2p, 2p + 1, one int16 half each.
   static __m512i pair_scales(const Block& gb, int p) {
     return _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(gb.scales[p])));
   }
   static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
-    __m512i isum = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p) {
-      isum = _mm512_dpwssd_epi32(
-          isum, pair_words(unit_dot(gb, x, 2 * p), unit_dot(gb, x, 2 * p + 1)), pair_scales(gb, p));
-    }
-    return isum;
+    return paired_isum(
+        [&](int u) {
+          const __m512i low = _mm512_load_si512(gb.low[u]);
+          const __m512i high = _mm512_load_si512(gb.high[u / 2]);
+          return unit_dot(x, u, [&](int q) { return slice(low, high, u, q); });
+        },
+        [&](int p) { return pair_scales(gb, p); });
   }
   static __m512i msum(const Block& gb, const std::int32_t* times4) {
-    __m512i msum = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p)
-      msum = _mm512_dpwssd_epi32(msum, pair_scales(gb, p), _mm512_set1_epi32(times4[p]));
-    return msum;
+    return paired_msum([&](int p) { return pair_scales(gb, p); }, times4);
   }
-  static __m512 dmin(const Block& gb) {
-    return halves_to_floats(gb.d);
-  }
+  static __m512 dmin(const Block& gb) { return halves_to_floats(gb.d); }
   static void unpack(const Block* gb, std::size_t n_super, GroupBlock* out) {
     for (std::size_t b = 0; b < n_super; ++b) {
       GroupBlock& o = out[b];
@@ -422,18 +425,11 @@ struct IQ4XSGroups {
     __m512i isum = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
-      __m512i lo = _mm512_setzero_si512();
-      __m512i hi = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        __m512i cl;
-        __m512i ch;
-        codes(gb, u, k, t, cl, ch);
-        lo = _mm512_dpbusd_epi32(lo, cl, broadcast4(x.qs + 32 * u + 4 * k));
-        hi = _mm512_dpbusd_epi32(hi, ch, broadcast4(x.qs + 32 * u + 16 + 4 * k));
-      }
-      const __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(lo, hi), _mm512_set1_epi32(offsets[u]));
-      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, scale(gb, u)));
+      const __m512i dot =
+          sub_block_dot(x, u, [&](int k, __m512i& lo, __m512i& hi) { codes(gb, u, k, t, lo, hi); });
+      isum = _mm512_add_epi32(
+          isum,
+          _mm512_mullo_epi32(_mm512_sub_epi32(dot, _mm512_set1_epi32(offsets[u])), scale(gb, u)));
     }
     return isum;
   }
