@@ -19,7 +19,9 @@
 
 namespace eredu::model {
 
-enum class TensorClass : std::uint8_t { kVector, kMatrix };
+// kTable: a matrix the forward pass only reads a row at a time (an embedding table that is not also
+// the output matrix), so a backend need not lay it out for products.
+enum class TensorClass : std::uint8_t { kVector, kMatrix, kTable };
 
 struct ParameterSchema {
   std::string id;                    // the parameter's stable id (its GGUF tensor name)

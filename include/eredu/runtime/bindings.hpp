@@ -37,7 +37,18 @@ struct WeightBinding {
   std::string target;
   checkpoint::DerivedWeightRecipe recipe;  // owners only
   std::optional<std::string> alias_of;     // aliases only: the owner's target
+  bool rows_only = false;                  // read a row at a time only (model::TensorClass::kTable)
 };
+
+// The context a binding's weight is materialized with: the load's, plus, where the backend's
+// context has a `rows_only` member (opt-in), whether the weight is only read a row at a time (so
+// the backend may skip layouts it makes for products).
+template <typename Context>
+[[nodiscard]] Context binding_context(const Context& load, const WeightBinding& binding) {
+  Context context = load;
+  if constexpr (requires { context.rows_only = true; }) context.rows_only = binding.rows_only;
+  return context;
+}
 
 template <typename B>
 struct MaterializedUnit {
@@ -67,7 +78,8 @@ template <ParameterBackend B>
                       .with_subject(binding.target));
     }
     if (binding.alias_of) continue;
-    auto in_flight = B::materialize_recipe(binding.recipe, source, context);
+    auto in_flight =
+        B::materialize_recipe(binding.recipe, source, binding_context(context, binding));
     if (!in_flight) {
       return fail(to_eredu_error(std::move(in_flight).error()).with_subject(binding.target));
     }

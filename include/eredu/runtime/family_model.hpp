@@ -105,7 +105,8 @@ template <model::ModelBackend B>
       auto checked = B::preflight_recipe(p.recipe, *config.source);
       if (!checked) return fail(to_eredu_error(checked.error()).with_subject(p.id));
     }
-    bindings.push_back(WeightBinding{p.id, p.recipe, p.alias_of});
+    bindings.push_back(
+        WeightBinding{p.id, p.recipe, p.alias_of, p.tensor_class == model::TensorClass::kTable});
   }
   EREDU_TRY(MaterializedUnit<B> unit,
             materialize_bindings<B>(*config.source, bindings,

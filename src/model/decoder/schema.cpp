@@ -37,7 +37,9 @@ Result<std::vector<ParameterSchema>> decoder_schema(const DecoderConfig& c,
     out.push_back(std::move(p));
     return ok();
   };
-  EREDU_TRY_VOID(add(kTokenEmbd, V{vocab, embd}, TensorClass::kMatrix));
+  // Tied, token_embd is also the output matrix; otherwise only its rows are read.
+  EREDU_TRY_VOID(
+      add(kTokenEmbd, V{vocab, embd}, c.tied_output ? TensorClass::kMatrix : TensorClass::kTable));
   EREDU_TRY_VOID(add(kOutputNorm, V{embd}, TensorClass::kVector));
   if (c.tied_output) {
     out.push_back(aliased_parameter(kOutput, V{vocab, embd}, kTokenEmbd));

@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
@@ -200,6 +202,45 @@ TEST_F(CpuLlamaLoading, AFailedValidateBindInTheMiddleOfAUnitPublishesNothing) {
   EXPECT_EQ(published, 0);
 }
 
+// A CPU backend that records, per weight, whether it was materialized as read by rows only.
+struct RecordsRowsOnly : CpuBackend {
+  static inline std::map<std::string, bool> rows_only;
+  static eredu::Result<materialization> materialize_recipe(
+      const eredu::checkpoint::DerivedWeightRecipe& recipe,
+      const eredu::checkpoint::CheckpointSource& source, const materialization_context& context) {
+    auto result = CpuBackend::materialize_recipe(recipe, source, context);
+    if (result) rows_only[result->weight.name] = context.rows_only;
+    return result;
+  }
+};
+
+// The decoder's schema marks token_embd as a table read by rows (TensorClass::kTable) unless the
+// output matrix is tied to it, and the load hands the backend that in its materialization
+// context, so the CPU backend makes no row groups for an embedding table no product reads.
+TEST_F(CpuLlamaLoading, AnUntiedEmbeddingTableIsMaterializedAsReadByRowsOnly) {
+  for (const bool tied : {false, true}) {
+    SCOPED_TRACE(tied ? "tied output" : "untied output");
+    TinyLlama t;
+    t.tied_output = tied;
+    const auto path = write(t, tied ? "tied_rows.gguf" : "untied_rows.gguf");
+    auto inspection = eredu::runtime::inspect_artifact(path);
+    ASSERT_TRUE(inspection.has_value());
+    const RecordsRowsOnly backend;
+    auto config = eredu::runtime::plan_inspected_model(backend, *inspection, CpuLoadOptions{});
+    ASSERT_TRUE(config.has_value()) << config.error().what();
+    RecordsRowsOnly::rows_only.clear();
+    auto prepared = eredu::runtime::prepare_family_model(backend, "test", std::move(*config));
+    ASSERT_TRUE(prepared.has_value()) << prepared.error().what();
+    ASSERT_TRUE(RecordsRowsOnly::rows_only.contains("token_embd.weight"));
+    EXPECT_EQ(RecordsRowsOnly::rows_only["token_embd.weight"], !tied);
+    for (const auto& [name, rows_only] : RecordsRowsOnly::rows_only) {
+      if (name != "token_embd.weight") {
+        EXPECT_FALSE(rows_only) << name;
+      }
+    }
+  }
+}
+
 TEST_F(CpuLlamaLoading, AMissingBindingIsAnErrorAndPublishesNothing) {
   const auto path = write(TinyLlama{}, "missing_binding.gguf");
   auto inspection = eredu::runtime::inspect_artifact(path);
@@ -351,6 +392,14 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
     CpuBackend::bind(slot, std::move(*weight));
 
     ASSERT_EQ(slot.row_groups.size(), group_bytes);
+    {  // an embedding table no product reads: materialized without row groups
+      auto table_lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
+      ASSERT_TRUE(table_lease.has_value());
+      auto table = CpuBackend::materialize(std::move(*table_lease), {&three, true});
+      ASSERT_TRUE(table.has_value()) << table.error().what();
+      EXPECT_TRUE(table->weight.row_groups.empty());
+      EXPECT_EQ(table->weight.bytes.size(), bytes.size());
+    }
     const auto expected_groups =
         eredu::testing::op_parity::pack_row_groups(k, dtype, bytes, kRows, kCols);
     EXPECT_EQ(std::memcmp(slot.row_groups.data(), expected_groups.data, group_bytes), 0);

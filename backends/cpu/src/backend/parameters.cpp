@@ -6,7 +6,8 @@
 // unchanged, into storage the weight owns. Either way nothing is densified. Where the kernel table
 // reads an encoding faster in its row groups (AVX-512: the K-quants and IQ4_XS, 16 rows side by
 // side), the weight also gets that second layout, made once here, and the mapped pages it was made
-// from are let go.
+// from are let go; not an embedding table that no product reads (CpuMaterializationContext::
+// rows_only: token_embd when the output matrix is not tied to it), whose rows are read as stored.
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -90,7 +91,7 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
     const checkpoint::MappedFile* file = mapping.get();
     w.storage = std::move(mapping);
     w.bytes = bytes;
-    EREDU_TRY_VOID(add_row_groups(w, file, context.pool));
+    if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, file, context.pool));
     return CpuMaterialization{std::move(w)};
   }
   try {
@@ -99,7 +100,7 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
     return fail(Error(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name())
                     .with_subject(held.name()));
   }
-  EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool));
+  if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool));
   return CpuMaterialization{std::move(w)};
 }
 

@@ -59,7 +59,8 @@ struct CpuMaterialization {
 // What materialize may use beyond the lease: the backend's threads, which lay weights out in the
 // kernel table's row groups (KernelTable::row_group_bytes) in parallel; null: the calling thread.
 struct CpuMaterializationContext {
-  ThreadPool* pool = nullptr;
+  ThreadPool* pool = nullptr;  // packs row groups on the backend's threads
+  bool rows_only = false;      // an embedding table only read by rows: no row groups
 };
 
 class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
