@@ -182,20 +182,22 @@ TEST(KQuantDot, AmxMatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCoun
   expect_matmul_bit_identical_to_definition(Isa::kAmx);
 }
 
-// K-quants and IQ4_XS laid out again in groups of 16 rows (the avx512 and amx tables' row groups,
-// made at load): decode, short batches and prompts read rows [0, rows / 16 * 16) from the groups
-// and the rest as stored, and must still give the definition bit for bit: whole groups, groups with
-// tail rows, fewer rows than a group, rows past the decode's 64-block chunk, shares of 1 and 3
-// threads (which cut the rows on group boundaries), and token counts off the 8-token tile and the
-// 96-token chunk.
+// K-quants, IQ4_XS and IQ4_NL laid out again in groups of 16 rows (the avx512 and amx tables' row
+// groups, made at load): decode, short batches and prompts read rows [0, rows / 16 * 16) from the
+// groups (IQ4_NL: decode only) and the rest as stored, and must still give the definition bit for
+// bit: whole groups, groups with tail rows, fewer rows than a group, rows past the decode's
+// chunk (64 blocks of 256, 512 of 32), shares of 1 and 3 threads (which cut the rows on group
+// boundaries), token counts off the 8-token tile and the 96-token chunk, and IQ4_NL rows of an odd
+// number of blocks (the last pair half empty).
 void expect_row_groups_give_the_definition(Isa isa) {
   const auto* table = eredu::cpu::kernels_for(isa);
   if (table == nullptr) {
     GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
                  << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
-  for (DType dtype :
-       {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+  const std::vector<DType> grouped = {DType::kQ2_K, DType::kQ3_K,   DType::kQ4_K,  DType::kQ5_K,
+                                      DType::kQ6_K, DType::kIQ4_XS, DType::kIQ4_NL};
+  for (DType dtype : grouped) {
     ASSERT_GT(table->row_group_bytes(dtype, 16, 256), 0U)
         << "the " << eredu::cpu::isa_name(isa) << " table lays " << eredu::to_string(dtype)
         << " out in row groups";
@@ -205,11 +207,12 @@ void expect_row_groups_give_the_definition(Isa isa) {
                                      {33, 5, 2},  {48, 16, 1}, {16, 17, 2}, {40, 25, 1},
                                      {64, 98, 1}, {18, 9, 65}, {128, 3, 4}, {80, 1, 8}};
   ThreadPool three(3);
-  for (DType dtype :
-       {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS})
+  for (DType dtype : grouped)
     for (const Shape& s : shapes) {
       std::mt19937 rng(1300 + static_cast<unsigned>(s.rows * 7 + s.tokens));
-      const std::size_t cols = 256 * s.blocks;
+      // IQ4_NL: as many columns in blocks of 32, one more block for odd row counts.
+      const std::size_t cols =
+          dtype == DType::kIQ4_NL ? 32 * (8 * s.blocks + s.rows % 2) : 256 * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
       const PackedRowGroups groups = pack_row_groups(*table, dtype, bytes, s.rows, cols);
       const MatrixView w{dtype, bytes.data(), s.rows, cols, groups.data};

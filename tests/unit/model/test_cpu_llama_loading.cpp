@@ -349,7 +349,7 @@ TEST_F(CpuLlamaLoading, NonLlamaArchitectureIsRejectedBeforeAnyPayloadRead) {
   EXPECT_EQ(runtime.error().code(), eredu::ErrorCode::kUnsupported);
 }
 
-// Where the kernel table lays an encoding out in row groups (AVX-512: the K-quants and IQ4_XS),
+// Where the kernel table lays an encoding out in row groups (AVX-512: K-quants, IQ4_XS, IQ4_NL),
 // materializing such a matrix makes them (in parallel on the backend's threads), the table's
 // packing of the checkpoint's bytes (which the weight still reads in place, for the last rows % 16
 // and for get_row), and binding carries them into the slot: a linear through the bound slot gives
@@ -365,7 +365,7 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
   }
   for (const eredu::DType dtype :
        {eredu::DType::kQ2_K, eredu::DType::kQ3_K, eredu::DType::kQ4_K, eredu::DType::kQ5_K,
-        eredu::DType::kQ6_K, eredu::DType::kIQ4_XS}) {
+        eredu::DType::kQ6_K, eredu::DType::kIQ4_XS, eredu::DType::kIQ4_NL}) {
     SCOPED_TRACE(eredu::to_string(dtype));
     const std::size_t group_bytes = k.row_group_bytes(dtype, kRows, kCols);
     ASSERT_GT(group_bytes, 0U);
@@ -412,10 +412,15 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
     ASSERT_TRUE(y.has_value()) << y.error().what();
     std::vector<eredu::encoding::BlockQ8_K> xq(kCols / 256);
     eredu::cpu::reference::quantize_row_q8_K(x.data.data(), xq.data(), kCols);
+    std::vector<eredu::encoding::BlockQ8_0> xq32(kCols / 32);  // IQ4_NL's activation blocks
+    eredu::cpu::reference::quantize_row_q8_0(x.data.data(), xq32.data(), kCols);
     const std::size_t row_bytes = bytes.size() / kRows;
     for (std::size_t r = 0; r < kRows; ++r) {
-      const float expected = eredu::cpu::reference::dot_q8_K(dtype, bytes.data() + r * row_bytes,
-                                                             xq.data(), xq.size());
+      const std::byte* row = bytes.data() + r * row_bytes;
+      const float expected =
+          dtype == eredu::DType::kIQ4_NL
+              ? eredu::cpu::reference::dot_iq4_nl_q8_0(row, xq32.data(), xq32.size())
+              : eredu::cpu::reference::dot_q8_K(dtype, row, xq.data(), xq.size());
       EXPECT_EQ(std::memcmp(&y->data[r], &expected, sizeof(float)), 0)
           << "row " << r << ": " << y->data[r] << " vs " << expected;
     }

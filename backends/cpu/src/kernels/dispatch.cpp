@@ -105,8 +105,7 @@ constexpr KernelTable make_table(Isa isa) {
       },
       [](DType dtype, std::size_t rows, std::size_t cols) noexcept -> std::size_t {
         if (Ops().row_group_products == nullptr) return 0;
-        const detail::RowGroupProducts p = Ops().row_group_products(dtype);
-        if (p.decode == nullptr || p.gemm == nullptr) return 0;
+        if (!Ops().row_group_products(dtype).any()) return 0;
         return detail::row_group_bytes(dtype, rows, cols);
       },
       detail::pack_row_groups,

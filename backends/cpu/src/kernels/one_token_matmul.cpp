@@ -44,7 +44,8 @@ struct Product {
   std::size_t row_bytes = 0;
   Form form = Form::kF32;
   KQuantGemm kgemm = nullptr;
-  RowGroupDecode group_decode = nullptr;  // rows [0, grouped_rows) from w->row_groups
+  RowGroupDecode group_decode = nullptr;       // rows [0, grouped_rows) from w->row_groups
+  RowGroupDecodeQ8 group_decode_q8 = nullptr;  // the same, for the kQ8 form
   std::size_t grouped_rows = 0;
   std::size_t row_grain = kRowGrain;
   QuantMatvec qmatvec = nullptr;
@@ -74,6 +75,13 @@ Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
     if (p.qdot != nullptr) {
       p.qmatvec = ops.quant_matvec != nullptr ? ops.quant_matvec(w.dtype) : nullptr;
       p.form = Form::kQ8;
+      if (w.row_groups != nullptr && ops.row_group_products != nullptr) {
+        p.group_decode_q8 = ops.row_group_products(w.dtype).decode_q8;
+        if (p.group_decode_q8 != nullptr) {
+          p.grouped_rows = w.rows / kRowGroupRows * kRowGroupRows;
+          p.row_grain = kRowGroupRows;
+        }
+      }
       return p;
     }
   }
@@ -144,6 +152,15 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
     }
     case Form::kQ8: {
       const std::size_t n_blocks = w.cols / 32;
+      if (p.group_decode_q8 != nullptr && r0 < p.grouped_rows) {
+        // As the kQ8K form's groups: r0 and r1 are multiples of a group within them.
+        const std::size_t end = std::min(r1, p.grouped_rows);
+        const auto* groups = static_cast<const std::byte*>(w.row_groups);
+        p.group_decode_q8(groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
+                          (end - r0) / kRowGroupRows, a.q8, n_blocks, p.y + r0);
+        r0 = end;
+        if (r0 == r1) return;
+      }
       if (p.qmatvec != nullptr) {
         const std::size_t lines = (quant_matvec_scratch_bytes(n_blocks) + 63) / 64;
         p.qmatvec(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8, n_blocks, p.y + r0,

@@ -164,6 +164,29 @@ void pack_iq4xs_row(const enc::BlockIQ4_XS& b, std::size_t r, IQ4XSRowGroupBlock
   out.d[r] = b.d;
 }
 
+// IQ4_NL: the code bytes as stored, 4 at a time, into block b's half of its pair.
+void pack_iq4nl_row(const enc::BlockIQ4_NL& b, std::size_t half, std::size_t r,
+                    IQ4NLRowGroupPair& out) {
+  for (int k = 0; k < 4; ++k)
+    std::memcpy(&out.codes[half][k][4 * r], b.qs + 4 * k, 4);
+  out.d[half][r] = b.d;
+}
+
+void pack_iq4nl_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out) {
+  const auto* base = static_cast<const enc::BlockIQ4_NL*>(rows);
+  auto* pairs = static_cast<IQ4NLRowGroupPair*>(out);
+  const std::size_t n_pairs = (n_blocks + 1) / 2;
+  // Row by row, as pack_groups (below) and for the same reason.
+  for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
+    std::memset(static_cast<void*>(pairs + g * n_pairs), 0, n_pairs * sizeof(IQ4NLRowGroupPair));
+    for (std::size_t r = 0; r < kRowGroupRows; ++r) {
+      const enc::BlockIQ4_NL* row = base + (g * kRowGroupRows + r) * n_blocks;
+      for (std::size_t b = 0; b < n_blocks; ++b)
+        pack_iq4nl_row(row[b], b % 2, r, pairs[g * n_pairs + b / 2]);
+    }
+  }
+}
+
 template <typename Block, typename Group, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void* out,
                  PackRow pack_row) {
@@ -188,6 +211,10 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void
 }  // namespace
 
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
+  if (dtype == DType::kIQ4_NL) {
+    if (cols % enc::kQK4_NL != 0) return 0;
+    return (cols / enc::kQK4_NL + 1) / 2 * sizeof(IQ4NLRowGroupPair);
+  }
   if (cols % enc::kQK_K != 0) return 0;
   switch (dtype) {
     case DType::kQ2_K:
@@ -226,6 +253,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
     pack_groups<enc::BlockQ6_K, Q6KRowGroupBlock>(rows, n_rows, n_super, out, pack_q6k_row);
   } else if (dtype == DType::kIQ4_XS) {
     pack_groups<enc::BlockIQ4_XS, IQ4XSRowGroupBlock>(rows, n_rows, n_super, out, pack_iq4xs_row);
+  } else if (dtype == DType::kIQ4_NL) {
+    pack_iq4nl_groups(rows, n_rows, cols / enc::kQK4_NL, out);
   }
 }
 

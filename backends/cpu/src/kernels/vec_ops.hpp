@@ -96,9 +96,19 @@ using RowGroupDecode = void (*)(const void* groups, std::size_t n_groups,
 using RowGroupGemm = void (*)(const void* groups, std::size_t n_groups,
                               const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
                               float* y, std::size_t ldy);
+// The one-token product of IQ4_NL row groups (activations in 8-bit blocks of 32): y[16 g + r],
+// quant_row_dot's values bit for bit. Several tokens read such a weight's rows as stored.
+using RowGroupDecodeQ8 = void (*)(const void* groups, std::size_t n_groups, const ActQ8Block* x,
+                                  std::size_t n_blocks, float* y);
+// Set for an encoding this table wants laid out in row groups at load: decode and gemm (q8_K
+// activations), or decode_q8 alone.
 struct RowGroupProducts {
   RowGroupDecode decode = nullptr;
   RowGroupGemm gemm = nullptr;
+  RowGroupDecodeQ8 decode_q8 = nullptr;
+  bool any() const noexcept {
+    return (decode != nullptr && gemm != nullptr) || decode_q8 != nullptr;
+  }
 };
 
 struct VecOps {
@@ -288,8 +298,11 @@ QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
-// Q2_K..Q6_K and IQ4_XS row groups (avx512/row_groups_avx512.cpp); empty for the other encodings.
+// Q2_K..Q6_K, IQ4_XS and IQ4_NL row groups (avx512/row_groups_avx512.cpp); empty for the other
+// encodings.
 RowGroupProducts row_group_products_avx512(DType dtype);
+// The IQ4_NL one (avx512/iq4nl_row_groups_avx512.cpp).
+RowGroupDecodeQ8 iq4nl_row_group_decode_avx512();
 void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
                       const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
                       float* y, std::size_t ldy);

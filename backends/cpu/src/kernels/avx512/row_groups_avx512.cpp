@@ -18,6 +18,9 @@
 // (kquant_prompt_groups_avx512.hpp: a byte per code, int32 scales, float d / dmin), and the prompt
 // tile forms the same exact sums there; the row-group layout is that layout with the codes still
 // packed, so the unpacking is a few masks per vector.
+//
+// IQ4_NL (blocks of 32, q8_0 activations) has its one-token product in
+// iq4nl_row_groups_avx512.cpp; its products of several tokens read the rows as stored.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -109,6 +112,8 @@ RowGroupProducts row_group_products_avx512(DType dtype) {
       return {decode<row_groups::Q6KGroups>, gemm<row_groups::Q6KGroups>};
     case DType::kIQ4_XS:
       return {decode<row_groups::IQ4XSGroups>, gemm<row_groups::IQ4XSGroups>};
+    case DType::kIQ4_NL:
+      return {.decode_q8 = iq4nl_row_group_decode_avx512()};
     default:
       return {};
   }
