@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
       app.add_option("--rms-eps", given.rms_eps, "RMS norm epsilon (default 1e-5)");
   app.add_option("--type", type_name,
                  "Matrix encoding: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, "
-                 "Q4_K, Q5_K, Q6_K, Q4_K_M, Q5_K_M (llama-quantize's medium mixtures; other "
-                 "mixture names such as Q3_K_S mean their base type; default "
-                 "F16)");
+                 "Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q4_K_M, Q5_K_M (llama-quantize's medium "
+                 "mixtures; other mixture names such as Q3_K_S mean their base type; IQ4_XS rows "
+                 "that are not whole super-blocks are IQ4_NL; default F16)");
   app.add_option("--seed", seed, "Random seed (default 1)");
   app.add_option("--name", name, "general.name (default: the preset or 'synthetic-llama')");
   app.add_option("-t,--threads", threads, "Generation threads (the output does not depend on it)")

@@ -124,10 +124,13 @@ Result<void> write_payloads(const SynthSpec& spec, const std::vector<PlannedTens
   return ok();
 }
 
-// The type llama-quantize stores a K-quant tensor in when its rows are not whole super-blocks
-// (llama.cpp's llama_tensor_get_type): Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0.
+// The type llama-quantize stores a K-quant or IQ4_XS tensor in when its rows are not whole
+// super-blocks (llama.cpp's llama_tensor_get_type): Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0,
+// IQ4_XS -> IQ4_NL.
 DType kquant_fallback(DType type) {
   switch (type) {
+    case DType::kIQ4_XS:
+      return DType::kIQ4_NL;
     case DType::kQ4_K:
       return DType::kQ5_0;
     case DType::kQ5_K:
@@ -156,9 +159,9 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& spec) {
     const bool medium = spec.mixture == Mixture::kMedium;
     const DType type = medium && more_bits ? DType::kQ6_K : spec.encoding;
     const bool fits = row_length % block == 0;
-    // Rows that are not whole super-blocks: a medium mixture takes llama-quantize's fallback
-    // (32-element blocks), anything else keeps F16.
-    const DType fallback = medium ? kquant_fallback(type) : DType::kF16;
+    // Rows that are not whole super-blocks: a medium mixture and IQ4_XS take llama-quantize's
+    // fallback (32-element blocks), anything else keeps F16.
+    const DType fallback = medium || type == DType::kIQ4_XS ? kquant_fallback(type) : DType::kF16;
     plan.push_back({std::move(name), {rows, row_length}, fits ? type : fallback, false, !fits});
   };
   matrix("token_embd.weight", s.vocab, s.hidden);

@@ -100,7 +100,7 @@ Result<DType> parse_encoding(std::string_view name) {
       Error(ErrorCode::kInvalidArgument,
             "unknown tensor type " + std::string(name) +
                 " (expected F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, "
-                "Q5_K or Q6_K)")
+                "Q5_K, Q6_K, IQ4_NL or IQ4_XS)")
           .with_subject(std::string(name)));
 }
 
@@ -153,6 +153,10 @@ std::uint32_t llama_file_type(DType dtype, Mixture mixture) noexcept {
       return 18;
     case DType::kBF16:
       return 32;
+    case DType::kIQ4_NL:
+      return 25;  // LLAMA_FTYPE_MOSTLY_IQ4_NL
+    case DType::kIQ4_XS:
+      return 30;  // LLAMA_FTYPE_MOSTLY_IQ4_XS
     default:
       return 1;  // not reached: parse_encoding admits only the types above
   }

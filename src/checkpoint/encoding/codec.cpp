@@ -14,6 +14,7 @@
 #include "eredu/checkpoint/encoding/dequantize_block.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
 #include "eredu/checkpoint/encoding/quantize_block.hpp"
+#include "eredu/checkpoint/encoding/quantize_iq4_block.hpp"
 #include "eredu/checkpoint/encoding/quantize_k_block.hpp"
 
 namespace eredu::encoding {
@@ -25,9 +26,9 @@ constexpr std::array kDequantizable{
     DType::kQ5_K, DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS, DType::kBF16,
 };
 constexpr std::array kQuantizable{
-    DType::kF32,  DType::kF16,  DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-    DType::kQ5_1, DType::kQ8_0, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
-    DType::kQ5_K, DType::kQ6_K, DType::kBF16,
+    DType::kF32,  DType::kF16,  DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0,
+    DType::kQ5_1, DType::kQ8_0, DType::kQ2_K, DType::kQ3_K,   DType::kQ4_K,
+    DType::kQ5_K, DType::kQ6_K, DType::kBF16, DType::kIQ4_NL, DType::kIQ4_XS,
 };
 
 template <typename Block>
@@ -221,6 +222,12 @@ Result<void> quantize(DType dtype, std::span<const float> src, std::span<std::by
       break;
     case DType::kQ6_K:
       encode_blocks<BlockQ6_K>(src, dst);
+      break;
+    case DType::kIQ4_NL:
+      encode_blocks<BlockIQ4_NL>(src, dst);
+      break;
+    case DType::kIQ4_XS:
+      encode_blocks<BlockIQ4_XS>(src, dst);
       break;
     default:
       return fail(ErrorCode::kInternal, "quantize: encoder table and dispatch disagree on " +

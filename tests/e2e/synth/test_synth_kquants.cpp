@@ -1,8 +1,8 @@
-// eredu-synth --type Q2_K..Q6_K: every matrix whose row length is whole 256-element super-blocks
-// is stored in that K-quant (the rest keep F16 and are named on stderr), general.file_type is
-// llama.cpp's number, the decoded weights are close to the exact weights of the F32 file of the
-// same seed, and the file is accepted by eredu-inspect and generates text with eredu-run on the
-// CPU backend.
+// eredu-synth --type Q2_K..Q6_K (and IQ4_NL, IQ4_XS): every matrix whose row length is whole
+// 256-element super-blocks is stored in that K-quant (the rest keep F16 and are named on stderr),
+// general.file_type is llama.cpp's number, the decoded weights are close to the exact weights of
+// the F32 file of the same seed, and the file is accepted by eredu-inspect and generates text with
+// eredu-run on the CPU backend.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -203,11 +203,57 @@ TEST_F(SynthKQuantTest, MediumMixturesStoreRowsThatAreNotWholeSuperBlocksAsLlama
       << r.err;
 }
 
+// IQ4_NL and IQ4_XS (eredu's encoders, quantize_iq4_block.hpp): llama.cpp's file types
+// (LLAMA_FTYPE_MOSTLY_IQ4_NL = 25, MOSTLY_IQ4_XS = 30), every matrix in the type, and decoded
+// weights as close to the exact ones as a 4-bit quantizer's.
+TEST_F(SynthKQuantTest, Iq4FilesHoldEveryMatrixInTheTypeWithLlamaCppsFileTypeAndStayClose) {
+  const auto exact = decoded_tensors(write_k("F32"));
+  ASSERT_FALSE(exact.empty());
+  for (const auto& [type, ftype] :
+       std::map<std::string, std::uint32_t>{{"IQ4_NL", 25}, {"IQ4_XS", 30}}) {
+    SCOPED_TRACE(type);
+    const fs::path path = write_k(type);
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file.has_value()) << file.error().what();
+    for (const auto& t : file->tensors())
+      EXPECT_EQ(std::string(to_string(t.dtype)), t.shape.size() == 2 ? type : "F32") << t.name;
+    EXPECT_EQ(file->contents().get_u32("general.file_type").value(), ftype);
+    const auto ours = decoded_tensors(path);
+    for (const auto& [name, x] : exact) {
+      const std::vector<float>& y = ours.at(name);
+      ASSERT_EQ(y.size(), x.size()) << name;
+      double sse = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        sse += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
+      const double rms = std::sqrt(sse / static_cast<double>(x.size()));
+      EXPECT_LT(rms, 2.0 * (6 * 0.02 / 16) / std::sqrt(12.0)) << name;
+    }
+  }
+}
+
+TEST_F(SynthKQuantTest, Iq4XsRowsThatAreNotWholeSuperBlocksAreStoredAsIq4NlAsLlamaQuantizeDoes) {
+  // Hidden 320: every matrix reading the hidden state has rows of 320; ffn_down rows are 512.
+  const fs::path path = dir_ / "hidden320-iq4xs.gguf";
+  const RunResult r =
+      run("--hidden 320 --layers 1 --heads 4 --ffn 512 --vocab 512 --type IQ4_XS -q -o '" +
+          path.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto file = GgufFile::open(path);
+  ASSERT_TRUE(file.has_value());
+  for (const auto& t : file->tensors()) {
+    if (t.shape.size() != 2) continue;
+    EXPECT_EQ(t.dtype, t.name.ends_with("ffn_down.weight") ? DType::kIQ4_XS : DType::kIQ4_NL)
+        << t.name;
+  }
+  EXPECT_NE(r.err.find("storing it as IQ4_NL (llama-quantize's fallback)"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(SynthKQuantTest, EreduInspectAcceptsTheFileAndEreduRunGeneratesFourTokensOnTheCpu) {
   if (std::string(EREDU_RUN_EXE).empty() || std::string(EREDU_INSPECT_EXE).empty()) {
     GTEST_SKIP() << "eredu-run / eredu-inspect are not built";
   }
-  for (const std::string type : {"Q4_K", "Q6_K", "Q5_K", "Q3_K", "Q2_K"}) {
+  for (const std::string type : {"Q4_K", "Q6_K", "Q5_K", "Q3_K", "Q2_K", "IQ4_XS", "IQ4_NL"}) {
     SCOPED_TRACE(type);
     const fs::path path = write_k(type);
     const RunResult inspect = run_tool(EREDU_INSPECT_EXE, "'" + path.string() + "'");
