@@ -40,10 +40,6 @@ void pack_k4_row(const Block& b, std::size_t r, Group& out) {
   out.dmin[r] = b.dmin;
 }
 
-void pack_q4k_row(const enc::BlockQ4_K& b, std::size_t r, Q4KRowGroupBlock& out) {
-  pack_k4_row(b, r, out);
-}
-
 // Row r of a Q6_K group from its block b. Sub-block u (elements 32u .. 32u + 31) of a Q6_K block is
 // half h = u / 4, position k = u % 4: element j's low 4 bits are nibble k / 2 of ql[64h + 32 (k %
 // 2)
@@ -246,7 +242,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
   } else if (dtype == DType::kQ3_K) {
     pack_groups<enc::BlockQ3_K, Q3KRowGroupBlock>(rows, n_rows, n_super, out, pack_q3k_row);
   } else if (dtype == DType::kQ4_K) {
-    pack_groups<enc::BlockQ4_K, Q4KRowGroupBlock>(rows, n_rows, n_super, out, pack_q4k_row);
+    pack_groups<enc::BlockQ4_K, Q4KRowGroupBlock>(rows, n_rows, n_super, out,
+                                                  pack_k4_row<enc::BlockQ4_K, Q4KRowGroupBlock>);
   } else if (dtype == DType::kQ5_K) {
     pack_groups<enc::BlockQ5_K, Q5KRowGroupBlock>(rows, n_rows, n_super, out, pack_q5k_row);
   } else if (dtype == DType::kQ6_K) {
