@@ -57,12 +57,14 @@ void decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, s
       float* yg = y + g * kRowGroupRows;
       __m512 acc = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(yg);
       for (std::size_t b = 0; b < n; ++b) {
-        // A group's blocks are one stream: hinted into L2 kGroupStreamAheadBytes ahead, as the
-        // four-row products do. One Zen 4 thread from memory (16384 x 8192): Q6_K 11.5-14.4 ->
-        // 22.8-28.2 GB/s, Q4_K 22.3-24.0 -> 25.5-29.5 (4 KiB and 16 KiB ahead: no better).
-        const char* ahead = reinterpret_cast<const char*>(gb + b) + kGroupStreamAheadBytes;
-        for (std::size_t line = 0; line < sizeof(Block); line += 64)
-          _mm_prefetch(ahead + line, _MM_HINT_T1);
+        // A group's blocks are one stream: hinted into L2 kGroupStreamAheadBytes ahead where the
+        // layout is read as two planes (row_groups_avx512.hpp: kStreamHinted). One Zen 4 thread
+        // from memory (16384 x 8192): Q6_K 11.5-14.4 -> 22.8-28.2 GB/s with the hint.
+        if constexpr (L::kStreamHinted) {
+          const char* ahead = reinterpret_cast<const char*>(gb + b) + kGroupStreamAheadBytes;
+          for (std::size_t line = 0; line < sizeof(Block); line += 64)
+            _mm_prefetch(ahead + line, _MM_HINT_T1);
+        }
         const std::int32_t* p = prepared + L::kPrepared * b;
         acc = kquant_tiles::finish_block<typename L::F>(
             row_groups::halves_to_floats(gb[b].d), L::dmin(gb[b]), L::isum(gb[b], x[b0 + b], p),

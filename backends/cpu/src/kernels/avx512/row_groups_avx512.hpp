@@ -21,6 +21,15 @@ namespace row_groups {
 
 using kquant_tiles::GroupBlock;
 
+// kStreamHinted: whether a decode hints a group's blocks into L2 kGroupStreamAheadBytes ahead. A
+// layout whose block is read front to back as one stream (Q2_K, Q4_K, IQ4_XS) goes faster without
+// the hint: the hardware prefetchers follow it, and the hint's one prefetch per line only costs
+// (a Zen 4 guest, 2 threads, llama1b-shaped products streamed from memory, interleaved in one
+// process with a read test: Q4_K 36-38 -> 43-47 GB/s of a 57-64 GB/s read, IQ4_XS 36-37 -> 46-47;
+// one thread Q4_K 20 -> 26 of 31; in the slow memory state no worse). A layout read as two planes
+// at once (the low bits and, 2 KiB on, the top bits: Q3_K, Q5_K, Q6_K) needs it: without, Q6_K
+// 36 -> 22 GB/s, Q5_K 38 -> 21, Q3_K 27 -> 20.
+
 inline __m512i broadcast4(const std::int8_t* q) {
   std::int32_t four;
   std::memcpy(&four, q, 4);
@@ -55,6 +64,8 @@ struct K4Groups {
   using Block = B;
   using F = Codes;
   static constexpr bool kFifthBit = std::is_same_v<B, Q5KRowGroupBlock>;
+  // Q5_K reads its fifth bits from a second plane 2 KiB on: hinted (see kStreamHinted above).
+  static constexpr bool kStreamHinted = kFifthBit;
   // Per activation block, made once per call: its 32-element sums two per dword (sub-blocks 2p,
   // 2p + 1 as int16, each at most 32 x 128 in magnitude), the operand of the minimums' vpdpwssd.
   static constexpr std::size_t kPrepared = 4;
@@ -150,6 +161,7 @@ struct Q6KGroups {
   using Block = Q6KRowGroupBlock;
   using F = Q6K;
   // Per activation block: 32 x each 16-element sum, as int32.
+  static constexpr bool kStreamHinted = true;  // two planes (low and high bits)
   static constexpr std::size_t kPrepared = 16;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     const __m512i sums =
@@ -291,6 +303,7 @@ struct Q2KGroups {
   using F = Q2K;
   // Per activation block: its 16-element sums, two int16 per dword (the minimums' vpdpwssd
   // operand).
+  static constexpr bool kStreamHinted = false;  // one plane
   static constexpr std::size_t kPrepared = 8;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     std::memcpy(out, x.bsums, sizeof x.bsums);
@@ -339,6 +352,7 @@ struct Q3KGroups {
   using Block = Q3KRowGroupBlock;
   using F = Q3K;
   // Per activation block: its 16-element sums times 4, as int16 (at most 4 x 16 x 128).
+  static constexpr bool kStreamHinted = true;  // two planes (low bits and hmask bits)
   static constexpr std::size_t kPrepared = 8;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     _mm256_storeu_si256(
@@ -400,6 +414,7 @@ struct IQ4XSGroups {
   using Block = IQ4XSRowGroupBlock;
   using F = kquant_tiles::IQ4XSOffset;
   // Per activation block: 128 x each 32-element sum, as int32 (at most 128 x 32 x 128).
+  static constexpr bool kStreamHinted = false;  // one plane
   static constexpr std::size_t kPrepared = 8;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     const __m256i pairs = _mm256_madd_epi16(
