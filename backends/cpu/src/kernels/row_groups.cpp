@@ -31,8 +31,8 @@ void pack_k4_row(const Block& b, std::size_t r, Group& out) {
       std::memcpy(&l, lo + 8 * half, 8);
       std::memcpy(&h, hi + 8 * half, 8);
       const std::uint64_t packed = ((l >> shift) & kNibbles) | (((h >> shift) & kNibbles) << 4);
-      std::memcpy(&out.codes[4 * u + 2 * half][4 * r], &packed, 4);
-      std::memcpy(&out.codes[4 * u + 2 * half + 1][4 * r],
+      std::memcpy(code_vector(out, u, 2 * half) + 4 * r, &packed, 4);
+      std::memcpy(code_vector(out, u, 2 * half + 1) + 4 * r,
                   reinterpret_cast<const char*>(&packed) + 4, 4);
     }
   }
@@ -60,9 +60,9 @@ void pack_q6k_row(const enc::BlockQ6_K& b, std::size_t r, Q6KRowGroupBlock& out)
       std::memcpy(&hh, ql + 16 + 8 * half, 8);
       const std::uint64_t packed =
           ((l >> low_shift) & kNibbles) | (((hh >> low_shift) & kNibbles) << 4);
-      std::memcpy(&out.low[4 * u + 2 * half][4 * r], &packed, 4);
-      std::memcpy(&out.low[4 * u + 2 * half + 1][4 * r], reinterpret_cast<const char*>(&packed) + 4,
-                  4);
+      std::memcpy(&out.units[u].low[2 * half][4 * r], &packed, 4);
+      std::memcpy(&out.units[u].low[2 * half + 1][4 * r],
+                  reinterpret_cast<const char*>(&packed) + 4, 4);
     }
     // Elements 16q + 4s + i: bytes i and 4 + i of the first 8 (s = 0, 1), of the next 8 (s = 2, 3).
     for (int q = 0; q < 2; ++q) {
@@ -74,7 +74,7 @@ void pack_q6k_row(const enc::BlockQ6_K& b, std::size_t r, Q6KRowGroupBlock& out)
       second = (second >> (2 * k)) & kPairs;
       const auto bits = static_cast<std::uint32_t>(first | (first >> 32) << 2 | second << 4 |
                                                    (second >> 32) << 6);
-      std::memcpy(&out.high[2 * u + q][4 * r], &bits, 4);
+      std::memcpy(&out.units[u].high[q][4 * r], &bits, 4);
     }
   }
   for (int j = 0; j < 16; ++j)
@@ -117,7 +117,7 @@ void pack_q5k_row(const enc::BlockQ5_K& b, std::size_t r, Q5KRowGroupBlock& out)
       packed |= ((word_at(b.qh, k) >> u) & kBits) << k;
       packed |= ((word_at(b.qh + 16, k) >> u) & kBits) << (4 + k);
     }
-    std::memcpy(&out.high[u][4 * r], &packed, 4);
+    std::memcpy(&out.units[u].high[4 * r], &packed, 4);
   }
 }
 
@@ -132,7 +132,7 @@ void pack_q2k_row(const enc::BlockQ2_K& b, std::size_t r, Q2KRowGroupBlock& out)
 
 void pack_q3k_row(const enc::BlockQ3_K& b, std::size_t r, Q3KRowGroupBlock& out) {
   for (int u = 0; u < 16; ++u)
-    pack_2bit_unit(b.qs, u, r, out.low[u]);
+    pack_2bit_unit(b.qs, u, r, out.units[u / 2].low[u % 2]);
   // Unit 2h + half's element 4k + i has its bit in bit h of hmask[16 half + 4k + i].
   constexpr std::uint32_t kBits = 0x01010101U;
   for (int h = 0; h < 8; ++h) {
@@ -140,7 +140,7 @@ void pack_q3k_row(const enc::BlockQ3_K& b, std::size_t r, Q3KRowGroupBlock& out)
     for (int half = 0; half < 2; ++half)
       for (int k = 0; k < 4; ++k)
         packed |= ((word_at(b.hmask + 16 * half, k) >> h) & kBits) << (4 * half + k);
-    std::memcpy(&out.high[h][4 * r], &packed, 4);
+    std::memcpy(&out.units[h].high[4 * r], &packed, 4);
   }
   for (int u = 0; u < 16; ++u)
     out.scales[u / 2][r][u % 2] =

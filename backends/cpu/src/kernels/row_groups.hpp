@@ -40,12 +40,16 @@ struct alignas(64) Q4KRowGroupBlock {
 static_assert(sizeof(Q4KRowGroupBlock) == 2368, "16 rows x 144 bytes, plus 4 bytes per row");
 
 // One 256-block of 16 Q5_K rows: Q4_K's layout for the low 4 bits of the codes, the scales and the
-// minimums, plus the fifth bits of sub-block u in high[u], whose byte 4r + i holds that of element
-// 32u + 4k + i of row r in bit k and that of element 32u + 16 + 4k + i in bit 4 + k: the two slices
-// of code vector 4u + k.
+// minimums, but sub-block after sub-block with the fifth bits beside their codes, so that a decode
+// reads the block front to back as one stream: units[u].codes[k] is Q4_K's code vector 4u + k, and
+// units[u].high's byte 4r + i holds the fifth bit of element 32u + 4k + i of row r in bit k and
+// that of element 32u + 16 + 4k + i in bit 4 + k: the two slices of code vector 4u + k.
 struct alignas(64) Q5KRowGroupBlock {
-  std::uint8_t codes[32][64];
-  std::uint8_t high[8][64];
+  struct Unit {
+    std::uint8_t codes[4][64];
+    std::uint8_t high[64];
+  };
+  Unit units[8];
   std::uint8_t scales[8][kRowGroupRows];
   std::uint8_t mins[4][kRowGroupRows][2];
   std::uint16_t d[kRowGroupRows];
@@ -53,14 +57,35 @@ struct alignas(64) Q5KRowGroupBlock {
 };
 static_assert(sizeof(Q5KRowGroupBlock) == 2880, "16 rows x 176 bytes, plus 4 bytes per row");
 
-// One 256-block of 16 Q6_K rows. The low 4 bits of the codes are laid out as Q4_K's (low[4u + k]:
-// element 32u + 4k + i of row r in the low nibble of byte 4r + i, element 32u + 16 + 4k + i in its
-// high nibble); the top 2 bits of sub-block u are high[2u + q], whose byte 4r + i holds, in bits
-// 2s and 2s + 1, those of element 32u + 16q + 4s + i of row r. So a code vector's two slices take
-// their top bits from the same bit pair of high[2u] and high[2u + 1].
+// Code vector 4u + k of a Q4_K or Q5_K group block (the layouts' one difference for the code that
+// reads or writes both).
+inline std::uint8_t* code_vector(Q4KRowGroupBlock& b, int u, int k) {
+  return b.codes[4 * u + k];
+}
+inline std::uint8_t* code_vector(Q5KRowGroupBlock& b, int u, int k) {
+  return b.units[u].codes[k];
+}
+inline const std::uint8_t* code_vector(const Q4KRowGroupBlock& b, int u, int k) {
+  return b.codes[4 * u + k];
+}
+inline const std::uint8_t* code_vector(const Q5KRowGroupBlock& b, int u, int k) {
+  return b.units[u].codes[k];
+}
+
+// One 256-block of 16 Q6_K rows, sub-block after sub-block, so that a decode reads the block front
+// to back as one stream (the low and the top bits of a sub-block side by side, not two planes 2 KiB
+// apart, which the hardware prefetchers follow poorly). Sub-block u (elements 32u .. 32u + 31):
+// units[u].low[k] holds the low 4 bits of code vector 4u + k as Q4_K's (element 32u + 4k + i of
+// row r in the low nibble of byte 4r + i, element 32u + 16 + 4k + i in its high nibble);
+// units[u].high[q]'s byte 4r + i holds, in bits 2s and 2s + 1, the top 2 bits of element
+// 32u + 16q + 4s + i of row r. So a code vector's two slices take their top bits from the same bit
+// pair of high[0] and high[1].
 struct alignas(64) Q6KRowGroupBlock {
-  std::uint8_t low[32][64];
-  std::uint8_t high[16][64];
+  struct Unit {
+    std::uint8_t low[4][64];
+    std::uint8_t high[2][64];
+  };
+  Unit units[8];
   std::int8_t scales[16][kRowGroupRows];  // [j][r]: the scale of elements 16j .. 16j + 15 of row r
   std::uint16_t d[kRowGroupRows];         // F16, as stored
 };
@@ -79,13 +104,17 @@ struct alignas(64) Q2KRowGroupBlock {
 };
 static_assert(sizeof(Q2KRowGroupBlock) == 1344, "16 rows x 84 bytes");
 
-// One 256-block of 16 Q3_K rows. The low 2 bits of the codes are laid out as Q2_K's; the third bit
-// (the hmask bit: the code is value + 4) of unit u is in high[u / 2], whose byte 4r + i holds it
-// in bit 4 (u % 2) + q for element 16u + 4q + i of row r. The scales (minus 32, signed) go two
-// units per row side by side, as Q2_K's.
+// One 256-block of 16 Q3_K rows, sub-block of 32 (two units of 16) after sub-block, so that a
+// decode reads it front to back as one stream. units[h].low[i] holds the low 2 bits of unit 2h + i
+// as Q2_K's code vector 2h + i; the third bit (the hmask bit: the code is value + 4) of unit
+// 2h + i, element 4q + j, is bit 4i + q of byte 4r + j of units[h].high. The scales (minus 32,
+// signed) go two units per row side by side, as Q2_K's.
 struct alignas(64) Q3KRowGroupBlock {
-  std::uint8_t low[16][64];
-  std::uint8_t high[8][64];
+  struct Unit {
+    std::uint8_t low[2][64];
+    std::uint8_t high[64];
+  };
+  Unit units[8];
   std::int8_t scales[8][kRowGroupRows][2];  // [p][r][i]: the scale of unit 2p + i of row r
   std::uint16_t d[kRowGroupRows];           // F16, as stored
 };

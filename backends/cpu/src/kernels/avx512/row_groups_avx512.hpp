@@ -21,14 +21,16 @@ namespace row_groups {
 
 using kquant_tiles::GroupBlock;
 
-// kStreamHinted: whether a decode hints a group's blocks into L2 kGroupStreamAheadBytes ahead. A
-// layout whose block is read front to back as one stream (Q2_K, Q4_K, IQ4_XS) goes faster without
-// the hint: the hardware prefetchers follow it, and the hint's one prefetch per line only costs
-// (a Zen 4 guest, 2 threads, llama1b-shaped products streamed from memory, interleaved in one
-// process with a read test: Q4_K 36-38 -> 43-47 GB/s of a 57-64 GB/s read, IQ4_XS 36-37 -> 46-47;
-// one thread Q4_K 20 -> 26 of 31; in the slow memory state no worse). A layout read as two planes
-// at once (the low bits and, 2 KiB on, the top bits: Q3_K, Q5_K, Q6_K) needs it: without, Q6_K
-// 36 -> 22 GB/s, Q5_K 38 -> 21, Q3_K 27 -> 20.
+// kStreamHinted: whether a decode hints a group's blocks into L2 kGroupStreamAheadBytes ahead.
+// Every layout here is read front to back as one stream (the top bits of Q3_K, Q5_K and Q6_K beside
+// their low bits, sub-block after sub-block), and all but Q3_K go faster without the hint: the
+// hardware prefetchers follow the stream, and one prefetch per line only costs. A Zen 4 guest, 2
+// threads, llama1b-shaped products streamed from memory, interleaved in one process with a read
+// test of 56-64 GB/s: without the hint Q4_K 36-38 -> 43-47 GB/s, IQ4_XS 36-37 -> 46-47, Q6_K
+// 36-37 -> 43-46, Q5_K 35 -> 37-40, Q2_K 36-39 either way, Q3_K 34-38 -> 31-35 (so Q3_K, the
+// slowest to compute per byte, keeps it); one thread Q4_K 20 -> 26 of 31; in the slow memory state
+// (33-37 GB/s) Q6_K 30-31 -> 32-36. Laid out as two planes (all low bits, then 2 KiB on all top
+// bits), Q5_K and Q6_K needed the hint: without, 21-22 GB/s.
 
 inline __m512i broadcast4(const std::int8_t* q) {
   std::int32_t four;
@@ -57,15 +59,14 @@ inline __m512i sub_block_dot(const enc::BlockQ8_K& x, int u, Codes codes) {
   return _mm512_add_epi32(lo, hi);
 }
 
-// Q4_K and Q5_K (Q4_K's layout plus a plane of fifth bits): isum = sum_u scale_u * dot_u, msum =
-// sum_u min_u * (the activation's 32-element sum u).
+// Q4_K and Q5_K (Q4_K's codes with their fifth bits beside them): isum = sum_u scale_u * dot_u,
+// msum = sum_u min_u * (the activation's 32-element sum u).
 template <typename B, typename Codes>
 struct K4Groups {
   using Block = B;
   using F = Codes;
   static constexpr bool kFifthBit = std::is_same_v<B, Q5KRowGroupBlock>;
-  // Q5_K reads its fifth bits from a second plane 2 KiB on: hinted (see kStreamHinted above).
-  static constexpr bool kStreamHinted = kFifthBit;
+  static constexpr bool kStreamHinted = false;  // one plane (Q5_K: sub-block after sub-block)
   // Per activation block, made once per call: its 32-element sums two per dword (sub-blocks 2p,
   // 2p + 1 as int16, each at most 32 x 128 in magnitude), the operand of the minimums' vpdpwssd.
   static constexpr std::size_t kPrepared = 4;
@@ -78,14 +79,15 @@ struct K4Groups {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_packs_epi32(lo, hi));
   }
   // The codes of code vector 4u + k's two slices (elements 32u + 4k + i: low nibbles, 32u + 16 +
-  // 4k + i: high nibbles), Q5_K's fifth bits (bits k and 4 + k of high[u]) moved to bit 4. 16-bit
-  // shifts: what crosses from the neighbouring byte lands outside bit 4, which the mask keeps.
+  // 4k + i: high nibbles), Q5_K's fifth bits (bits k and 4 + k of units[u].high) moved to bit 4.
+  // 16-bit shifts: what crosses from the neighbouring byte lands outside bit 4, which the mask
+  // keeps.
   static void codes(const Block& gb, int u, int k, __m512i& lo, __m512i& hi) {
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i v = _mm512_load_si512(gb.codes[4 * u + k]);
+    const __m512i v = _mm512_load_si512(code_vector(gb, u, k));
     if constexpr (kFifthBit) {
       const __m512i bit4 = _mm512_set1_epi8(0x10);
-      const __m512i high = _mm512_load_si512(gb.high[u]);
+      const __m512i high = _mm512_load_si512(gb.units[u].high);
       lo = and_or(v, _mm512_and_si512(_mm512_slli_epi16(high, static_cast<unsigned>(4 - k)), bit4),
                   low4);
       hi = and_or(_mm512_srli_epi16(v, 4),
@@ -161,7 +163,7 @@ struct Q6KGroups {
   using Block = Q6KRowGroupBlock;
   using F = Q6K;
   // Per activation block: 32 x each 16-element sum, as int32.
-  static constexpr bool kStreamHinted = true;  // two planes (low and high bits)
+  static constexpr bool kStreamHinted = false;  // one plane: sub-block after sub-block
   static constexpr std::size_t kPrepared = 16;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     const __m512i sums =
@@ -169,8 +171,8 @@ struct Q6KGroups {
     _mm512_storeu_si512(out, _mm512_slli_epi32(sums, 5));
   }
   // The top two bits of the code vector k's slices (the bit pair 2k, 2k + 1 of each byte of
-  // high[2u], high[2u + 1]) moved to bits 4, 5. 16-bit shifts: what crosses from the neighbouring
-  // byte lands outside bits 4, 5, which the mask keeps.
+  // units[u].high[0], high[1]) moved to bits 4, 5. 16-bit shifts: what crosses from the
+  // neighbouring byte lands outside bits 4, 5, which the mask keeps.
   template <int kK>
   static __m512i top_bits(__m512i high) {
     const __m512i mask = _mm512_set1_epi8(0x30);
@@ -182,9 +184,10 @@ struct Q6KGroups {
   template <int kK>
   static void codes(const Block& gb, int u, __m512i& lo, __m512i& hi) {
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i v = _mm512_load_si512(gb.low[4 * u + kK]);
-    lo = and_or(v, top_bits<kK>(_mm512_load_si512(gb.high[2 * u])), low4);
-    hi = and_or(_mm512_srli_epi16(v, 4), top_bits<kK>(_mm512_load_si512(gb.high[2 * u + 1])), low4);
+    const auto& unit = gb.units[u];
+    const __m512i v = _mm512_load_si512(unit.low[kK]);
+    lo = and_or(v, top_bits<kK>(_mm512_load_si512(unit.high[0])), low4);
+    hi = and_or(_mm512_srli_epi16(v, 4), top_bits<kK>(_mm512_load_si512(unit.high[1])), low4);
   }
   template <int kK>
   static void add_slices(const Block& gb, const enc::BlockQ8_K& x, int u, __m512i& lo,
@@ -351,15 +354,16 @@ struct Q2KGroups {
 struct Q3KGroups {
   using Block = Q3KRowGroupBlock;
   using F = Q3K;
+  // One stream, but hinted: measured faster so (kStreamHinted above).
+  static constexpr bool kStreamHinted = true;
   // Per activation block: its 16-element sums times 4, as int16 (at most 4 x 16 x 128).
-  static constexpr bool kStreamHinted = true;  // two planes (low bits and hmask bits)
   static constexpr std::size_t kPrepared = 8;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     _mm256_storeu_si256(
         reinterpret_cast<__m256i*>(out),
         _mm256_slli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)), 2));
   }
-  // Slice q of unit u: its low 2 bits, and bit 4 (u % 2) + q of high[u / 2] as bit 2. 16-bit
+  // Slice q of unit u: its low 2 bits, and bit 4 (u % 2) + q of units[u / 2].high as bit 2. 16-bit
   // shifts: what crosses from the neighbouring byte lands outside the bits the masks keep.
   static __m512i slice(__m512i low, __m512i high, int u, int q) {
     const int shift = 4 * (u % 2) + q - 2;
@@ -375,8 +379,8 @@ struct Q3KGroups {
   static __m512i isum(const Block& gb, const enc::BlockQ8_K& x, const std::int32_t*) {
     return paired_isum(
         [&](int u) {
-          const __m512i low = _mm512_load_si512(gb.low[u]);
-          const __m512i high = _mm512_load_si512(gb.high[u / 2]);
+          const __m512i low = _mm512_load_si512(gb.units[u / 2].low[u % 2]);
+          const __m512i high = _mm512_load_si512(gb.units[u / 2].high);
           return unit_dot(x, u, [&](int q) { return slice(low, high, u, q); });
         },
         [&](int p) { return pair_scales(gb, p); });
@@ -389,8 +393,8 @@ struct Q3KGroups {
     for (std::size_t b = 0; b < n_super; ++b) {
       GroupBlock& o = out[b];
       for (int u = 0; u < 16; ++u) {
-        const __m512i low = _mm512_load_si512(gb[b].low[u]);
-        const __m512i high = _mm512_load_si512(gb[b].high[u / 2]);
+        const __m512i low = _mm512_load_si512(gb[b].units[u / 2].low[u % 2]);
+        const __m512i high = _mm512_load_si512(gb[b].units[u / 2].high);
         for (int q = 0; q < 4; ++q)
           _mm512_store_si512(o.codes[4 * u + q], slice(low, high, u, q));
       }
