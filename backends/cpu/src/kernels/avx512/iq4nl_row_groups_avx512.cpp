@@ -15,10 +15,11 @@
 //     as the start of the block's sums;
 //   - one conversion, one product of scales (16 F16 scales in one load) and one multiply-add for
 //     all 16 rows.
-// A group's pairs are one stream read front to back, left to the hardware prefetchers as the
-// one-plane K-quant layouts are (row_groups_avx512.hpp: kStreamHinted; llama1b-shaped products
-// on a Zen 4 guest, 2 threads, slow memory state: 29-33 GB/s hinted, 33-36 without, of 31-37).
-// The last rows % 16 of a weight take the four-row product.
+// A group's pairs are one stream, hinted into L2 kGroupStreamAheadBytes ahead: without the hint
+// one Zen 4 thread read 21-22 GB/s from memory instead of 27-28 (Matvec 16384 x 8192), though two
+// threads on llama1b-shaped products read 33-36 GB/s without it and 29-33 with it in the slow
+// memory state (row_groups_avx512.hpp: kStreamHinted). The last rows % 16 of a weight take the
+// four-row product.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -94,6 +95,9 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
       __m512 acc = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(yg);
       for (std::size_t b = 0; b < n; b += 2) {
         const IQ4NLRowGroupPair& pair = gp[b / 2];
+        const char* ahead = reinterpret_cast<const char*>(&pair) + kGroupStreamAheadBytes;
+        for (std::size_t line = 0; line < sizeof(IQ4NLRowGroupPair); line += 64)
+          _mm_prefetch(ahead + line, _MM_HINT_T1);
         acc = block_step(pair.codes[0], pair.d[0], x[b0 + b], minus_shift[b], codebook, acc);
         if (b + 1 < n)
           acc = block_step(pair.codes[1], pair.d[1], x[b0 + b + 1], minus_shift[b + 1], codebook,

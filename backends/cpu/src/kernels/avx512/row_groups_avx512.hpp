@@ -23,14 +23,17 @@ using kquant_tiles::GroupBlock;
 
 // kStreamHinted: whether a decode hints a group's blocks into L2 kGroupStreamAheadBytes ahead.
 // Every layout here is read front to back as one stream (the top bits of Q3_K, Q5_K and Q6_K beside
-// their low bits, sub-block after sub-block), and all but Q3_K go faster without the hint: the
-// hardware prefetchers follow the stream, and one prefetch per line only costs. A Zen 4 guest, 2
-// threads, llama1b-shaped products streamed from memory, interleaved in one process with a read
-// test of 56-64 GB/s: without the hint Q4_K 36-38 -> 43-47 GB/s, IQ4_XS 36-37 -> 46-47, Q6_K
-// 36-37 -> 43-46, Q5_K 35 -> 37-40, Q2_K 36-39 either way, Q3_K 34-38 -> 31-35 (so Q3_K, the
-// slowest to compute per byte, keeps it); one thread Q4_K 20 -> 26 of 31; in the slow memory state
-// (33-37 GB/s) Q6_K 30-31 -> 32-36. Laid out as two planes (all low bits, then 2 KiB on all top
-// bits), Q5_K and Q6_K needed the hint: without, 21-22 GB/s.
+// their low bits, sub-block after sub-block); for Q4_K, Q5_K, Q6_K and IQ4_XS the hardware
+// prefetchers follow it and one prefetch per line only costs, while Q2_K and Q3_K, the slowest to
+// compute per byte, still gain from it. On a Zen 4 guest, without the hint against with it:
+//   - llama1b-shaped products streamed from memory, 2 threads, interleaved in one process with a
+//     read test of 56-64 GB/s: Q4_K 43-47 GB/s against 36-38, IQ4_XS 46-47 / 36-37, Q6_K 43-46 /
+//     36-37, Q5_K 37-40 / 35, Q2_K 36-39 either way, Q3_K 31-35 / 34-38;
+//   - eredu_bench_cpu_kernels Matvec 16384 x 8192 (memory, read test 35 GB/s), 1 / 2 threads:
+//     Q4_K 25-27 / 49-51 against 21-24 / 32-39, Q6_K 24-26 / 45-49 against 22-23 / 29-35, IQ4_XS
+//     28-33 / 53-55 against 23-27 / 33, Q2_K 17-18 / 34-35 against 28-29 / 50-59.
+// Laid out as two planes (all low bits, then 2 KiB on all top bits), Q5_K and Q6_K needed the hint:
+// without, 21-22 GB/s.
 
 inline __m512i broadcast4(const std::int8_t* q) {
   std::int32_t four;
@@ -306,7 +309,7 @@ struct Q2KGroups {
   using F = Q2K;
   // Per activation block: its 16-element sums, two int16 per dword (the minimums' vpdpwssd
   // operand).
-  static constexpr bool kStreamHinted = false;  // one plane
+  static constexpr bool kStreamHinted = true;  // measured faster so (kStreamHinted above)
   static constexpr std::size_t kPrepared = 8;
   static void prepare(const enc::BlockQ8_K& x, std::int32_t* out) {
     std::memcpy(out, x.bsums, sizeof x.bsums);
