@@ -71,6 +71,13 @@ std::map<std::string, std::vector<float>> decoded_tensors(const fs::path& path) 
   return out;
 }
 
+double rms_error(const std::vector<float>& x, const std::vector<float>& y) {
+  double sse = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    sse += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
+  return std::sqrt(sse / static_cast<double>(x.size()));
+}
+
 TEST_F(SynthKQuantTest, EveryMatrixIsStoredInTheKQuantWithLlamaCppsFileType) {
   for (const auto& [type, ftype] : kKFileTypes) {
     SCOPED_TRACE(type);
@@ -148,10 +155,7 @@ TEST_F(SynthKQuantTest, DecodedWeightsAreCloseToTheExactWeightsOfTheF32File) {
     for (const auto& [name, x] : exact) {
       const std::vector<float>& y = ours.at(name);
       ASSERT_EQ(y.size(), x.size()) << name;
-      double sse = 0;
-      for (std::size_t i = 0; i < x.size(); ++i)
-        sse += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
-      const double rms = std::sqrt(sse / static_cast<double>(x.size()));
+      const double rms = rms_error(x, y);
       // Twice a uniform 2^bits-level quantizer's RMS error over +-3 sigma (sigma 0.02).
       EXPECT_LT(rms, 2.0 * (6 * 0.02 / (1 << bits)) / std::sqrt(12.0)) << name;
       if (name.ends_with("norm.weight")) {
@@ -222,10 +226,7 @@ TEST_F(SynthKQuantTest, Iq4FilesHoldEveryMatrixInTheTypeWithLlamaCppsFileTypeAnd
     for (const auto& [name, x] : exact) {
       const std::vector<float>& y = ours.at(name);
       ASSERT_EQ(y.size(), x.size()) << name;
-      double sse = 0;
-      for (std::size_t i = 0; i < x.size(); ++i)
-        sse += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
-      const double rms = std::sqrt(sse / static_cast<double>(x.size()));
+      const double rms = rms_error(x, y);
       EXPECT_LT(rms, 2.0 * (6 * 0.02 / 16) / std::sqrt(12.0)) << name;
     }
   }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "codec_round_trip.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "eredu/checkpoint/encoding/codec.hpp"
 #include "eredu/checkpoint/encoding/half.hpp"
@@ -29,19 +30,8 @@ namespace {
 using eredu::DType;
 namespace enc = eredu::encoding;
 
-std::vector<std::uint8_t> encode(DType dtype, const std::vector<float>& x, std::uint8_t fill) {
-  std::vector<std::uint8_t> bytes(enc::encoded_size(dtype, x.size()).value(), fill);
-  const auto r = enc::quantize(dtype, x, std::as_writable_bytes(std::span(bytes)));
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().what());
-  return bytes;
-}
-
-std::vector<float> decode(DType dtype, const std::vector<std::uint8_t>& bytes, std::size_t n) {
-  std::vector<float> y(n);
-  const auto r = enc::dequantize(dtype, std::as_bytes(std::span(bytes)), y);
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().what());
-  return y;
-}
+using eredu::testing::codec::decode;
+using eredu::testing::codec::encode;
 
 // 32 elements d * kIQ4NLValues[q] with every code q present once or twice, in a shuffled order.
 std::vector<float> codebook_block(std::mt19937& rng, float d) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "codec_round_trip.hpp"
 #include "eredu/checkpoint/encoding/codec.hpp"
 #include "eredu/core/dtype.hpp"
 
@@ -44,19 +45,8 @@ const std::vector<KFormat> kFormats = {{DType::kQ2_K, 2, true},
                                        {DType::kQ5_K, 5, true},
                                        {DType::kQ6_K, 6, false}};
 
-std::vector<std::uint8_t> encode(DType dtype, const std::vector<float>& x, std::uint8_t fill) {
-  std::vector<std::uint8_t> bytes(enc::encoded_size(dtype, x.size()).value(), fill);
-  const auto r = enc::quantize(dtype, x, std::as_writable_bytes(std::span(bytes)));
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().what());
-  return bytes;
-}
-
-std::vector<float> decode(DType dtype, const std::vector<std::uint8_t>& bytes, std::size_t n) {
-  std::vector<float> y(n);
-  const auto r = enc::dequantize(dtype, std::as_bytes(std::span(bytes)), y);
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().what());
-  return y;
-}
+using eredu::testing::codec::decode;
+using eredu::testing::codec::encode;
 
 double grid_step(const KFormat& f, const float* x) {
   float lo = 0.0f, hi = 0.0f, amax = 0.0f;
