@@ -107,22 +107,24 @@ void check_cases(const eredu::cpu::KernelTable& table, const std::vector<Case>& 
 TEST(PromptAttention, BlocksOfQueryRowsMatchTheReferenceForEveryGroupHeadSizeAndCache) {
   const auto* table = avx512_or_null();
   SKIP_WITHOUT_AVX512(table);
-  const std::vector<Case> cases = {{6, 2, 64, 17, 17, 1.0F},  {6, 2, 64, 40, 300, 1.0F},
-                                   {8, 1, 128, 21, 21, 1.0F}, {8, 1, 80, 33, 150, 1.0F},
-                                   {4, 4, 16, 19, 64, 1.0F},  {32, 2, 64, 18, 90, 1.0F},
-                                   {20, 1, 64, 17, 40, 1.0F}, {6, 2, 64, 24, 300, 40.0F},
-                                   {9, 3, 64, 37, 500, 1.0F}, {16, 16, 32, 20, 20, 1.0F}};
+  const std::vector<Case> cases = {
+      {6, 2, 64, 17, 17, 1.0F},   {6, 2, 64, 40, 300, 1.0F},  {8, 1, 128, 21, 21, 1.0F},
+      {8, 1, 80, 33, 150, 1.0F},  {4, 4, 16, 19, 64, 1.0F},   {32, 2, 64, 18, 90, 1.0F},
+      {20, 1, 64, 17, 40, 1.0F},  {6, 2, 64, 24, 300, 40.0F}, {9, 3, 64, 37, 500, 1.0F},
+      {16, 16, 32, 20, 20, 1.0F}, {8, 4, 8, 128, 128, 1.0F},  {8, 4, 8, 40, 300, 30.0F},
+      {6, 2, 24, 19, 40, 1.0F},   {4, 1, 12, 33, 50, 1.0F},   {3, 3, 72, 17, 17, 1.0F}};
   check_cases(*table, cases);
 }
 
 TEST(PromptAttention, DecodeAndShortBatchesMatchTheReferenceForEveryGroupHeadSizeAndCache) {
   const auto* table = avx512_or_null();
   SKIP_WITHOUT_AVX512(table);
-  const std::vector<Case> cases = {{6, 2, 64, 1, 1, 1.0F},    {6, 2, 64, 1, 300, 1.0F},
-                                   {32, 8, 64, 1, 700, 1.0F}, {8, 1, 128, 3, 21, 1.0F},
-                                   {8, 1, 80, 16, 150, 1.0F}, {4, 4, 16, 2, 64, 1.0F},
-                                   {32, 2, 64, 5, 90, 1.0F},  {20, 1, 64, 1, 40, 1.0F},
-                                   {6, 2, 64, 1, 300, 40.0F}, {9, 3, 64, 7, 500, 1.0F}};
+  const std::vector<Case> cases = {
+      {6, 2, 64, 1, 1, 1.0F},   {6, 2, 64, 1, 300, 1.0F},  {32, 8, 64, 1, 700, 1.0F},
+      {8, 1, 128, 3, 21, 1.0F}, {8, 1, 80, 16, 150, 1.0F}, {4, 4, 16, 2, 64, 1.0F},
+      {32, 2, 64, 5, 90, 1.0F}, {20, 1, 64, 1, 40, 1.0F},  {6, 2, 64, 1, 300, 40.0F},
+      {9, 3, 64, 7, 500, 1.0F}, {8, 4, 8, 1, 64, 1.0F},    {8, 4, 8, 5, 130, 1.0F},
+      {6, 2, 24, 1, 40, 1.0F},  {4, 1, 12, 3, 50, 1.0F},   {3, 3, 72, 1, 17, 1.0F}};
   check_cases(*table, cases);
 }
 
@@ -130,14 +132,14 @@ TEST(PromptAttention, DecodeAndShortBatchesMatchTheReferenceForEveryGroupHeadSiz
 // with the whole cache given, on `threads` threads.
 std::vector<float> attend(const eredu::cpu::KernelTable& table, const std::vector<float>& q,
                           const std::vector<std::uint16_t>& k, const std::vector<std::uint16_t>& v,
-                          std::size_t first, std::size_t n, std::size_t threads) {
-  constexpr std::size_t kHeads = 12, kKvHeads = 3, kDim = 64;
+                          std::size_t dim, std::size_t first, std::size_t n, std::size_t threads) {
+  constexpr std::size_t kHeads = 12, kKvHeads = 3;
   std::vector<std::int32_t> pos(n);
   for (std::size_t t = 0; t < n; ++t)
     pos[t] = static_cast<std::int32_t>(first + t);
-  std::vector<float> out(n * kHeads * kDim);
+  std::vector<float> out(n * kHeads * dim);
   AttentionArgs a;
-  a.q = q.data() + first * kHeads * kDim;
+  a.q = q.data() + first * kHeads * dim;
   a.k = k.data();
   a.v = v.data();
   a.kv_dtype = DType::kF16;
@@ -145,9 +147,9 @@ std::vector<float> attend(const eredu::cpu::KernelTable& table, const std::vecto
   a.n_tokens = n;
   a.n_head = kHeads;
   a.n_head_kv = kKvHeads;
-  a.head_dim = kDim;
+  a.head_dim = dim;
   a.n_kv = first + n;
-  a.scale = 0.125F;
+  a.scale = 1.0F / std::sqrt(static_cast<float>(dim));
   a.out = out.data();
   eredu::cpu::ThreadPool pool(threads);
   table.attention(a, &pool);
@@ -157,23 +159,28 @@ std::vector<float> attend(const eredu::cpu::KernelTable& table, const std::vecto
 TEST(PromptAttention, ATokensValueIsBitIdenticalAloneInAShortBatchAndInAPromptOnAnyThreadCount) {
   const auto* table = avx512_or_null();
   SKIP_WITHOUT_AVX512(table);
-  constexpr std::size_t kTokens = 40, kRow = 12 * 64;
-  std::mt19937 rng(77);
-  const auto q = random_floats(rng, kTokens * kRow);
-  std::vector<std::uint16_t> k(kTokens * 3 * 64), v(k.size());
-  for (std::size_t i = 0; i < k.size(); ++i) {
-    k[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
-    v[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
-  }
-  const std::vector<float> prompt = attend(*table, q, k, v, 0, kTokens, 2);
-  auto same = [&](const std::vector<float>& got, std::size_t first, const std::string& what) {
-    EXPECT_EQ(std::memcmp(got.data(), prompt.data() + first * kRow, got.size() * sizeof(float)), 0)
-        << what << ": tokens from " << first << " differ from the prompt's";
-  };
-  for (std::size_t threads : {1, 2, 3, 8}) {
-    for (std::size_t t : {0, 1, 17, 39})
-      same(attend(*table, q, k, v, t, 1, threads), t, "decode, " + std::to_string(threads));
-    same(attend(*table, q, k, v, 30, 5, threads), 30, "5 tokens, " + std::to_string(threads));
+  constexpr std::size_t kTokens = 40;
+  for (std::size_t dim : {64, 8, 24}) {
+    const std::size_t row = 12 * dim;
+    std::mt19937 rng(77);
+    const auto q = random_floats(rng, kTokens * row);
+    std::vector<std::uint16_t> k(kTokens * 3 * dim), v(k.size());
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      k[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
+      v[i] = eredu::encoding::fp32_to_fp16(random_floats(rng, 1)[0]);
+    }
+    const std::vector<float> prompt = attend(*table, q, k, v, dim, 0, kTokens, 2);
+    auto same = [&](const std::vector<float>& got, std::size_t first, const std::string& what) {
+      EXPECT_EQ(std::memcmp(got.data(), prompt.data() + first * row, got.size() * sizeof(float)), 0)
+          << what << ", head size " << dim << ": tokens from " << first
+          << " differ from the prompt's";
+    };
+    for (std::size_t threads : {1, 2, 3, 8}) {
+      for (std::size_t t : {0, 1, 17, 39})
+        same(attend(*table, q, k, v, dim, t, 1, threads), t, "decode, " + std::to_string(threads));
+      same(attend(*table, q, k, v, dim, 30, 5, threads), 30,
+           "5 tokens, " + std::to_string(threads));
+    }
   }
 }
 

@@ -112,7 +112,7 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
   const std::size_t group = a.n_head / a.n_head_kv;
   const std::size_t kv_pos_stride = a.n_head_kv * a.head_dim;
   const bool f16 = a.kv_dtype == DType::kF16;
-  if (ops.attention_block != nullptr && a.head_dim % 16 == 0 && group <= kAttentionBlockRows) {
+  if (ops.attention_block != nullptr && group <= kAttentionBlockRows) {
     attention_blocks(ops, a, pool);
     return;
   }

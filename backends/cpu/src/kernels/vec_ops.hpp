@@ -218,8 +218,8 @@ struct AttentionBlock {
 };
 // Floats of scratch attention_block needs for n_keys visible positions and head size dim.
 constexpr std::size_t attention_block_scratch(std::size_t n_keys, std::size_t dim) {
-  return (n_keys + 8) * kAttentionBlockRows + dim * kAttentionBlockRows + 8 * dim +
-         8 * (n_keys + 16) + 16;
+  return (n_keys + 8) * kAttentionBlockRows + dim * kAttentionBlockRows +
+         8 * ((dim + 15) / 16 * 16) + 8 * (n_keys + 16) + 16;
 }
 
 // AVX2 tiled kernels (avx2/gemm_avx2.cpp), reached only through vec_ops_avx2().

@@ -19,6 +19,11 @@
 // weighted sum in order j. One row's value does not depend on the other rows of its block, nor on
 // the thread count. A row's positions past its visible[r] get p = 0 exactly (their scores are set
 // to -infinity before the softmax).
+//
+// Any head size: the last vector of a row that is not a multiple of 16 elements is read and
+// written through a lane mask (lanes_from), its other lanes zero, so the sums above are the same
+// multiply-adds. Before, head sizes other than multiples of 16 took the one-row path: stories260K
+// (head size 8) spent a quarter of a 128-token prompt in it.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,6 +40,11 @@ namespace {
 
 constexpr std::size_t kLanes = kAttentionBlockRows;  // 16: one row per float lane
 constexpr std::size_t kKeys = 8;                     // keys per score step: 8 independent chains
+
+// dim rounded up to whole 16-lane vectors.
+constexpr std::size_t padded(std::size_t dim) {
+  return (dim + 15) / 16 * 16;
+}
 
 // e^x for x <= 0 within about one ulp, 0 below -87: the AVX2 softmax's exp_nonpositive
 // (avx2/vec_avx2.cpp) at 16 lanes, the same steps.
@@ -58,28 +68,30 @@ inline __m512 exp_nonpositive(__m512 x) {
   return _mm512_maskz_mul_ps(finite, p, _mm512_castsi512_ps(two_n));
 }
 
-// Cache row j of the block's KV head as floats: dim elements into `out` (dim a multiple of 16).
-inline void load_row(const AttentionBlock& b, std::size_t j, float* out) {
-  if (b.f16) {
-    const auto* row = static_cast<const std::uint16_t*>(b.k) + j * b.stride;
-    for (std::size_t d = 0; d < b.dim; d += 16)
-      _mm512_store_ps(
-          out + d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d))));
-  } else {
-    const float* row = static_cast<const float*>(b.k) + j * b.stride;
-    for (std::size_t d = 0; d < b.dim; d += 16)
-      _mm512_store_ps(out + d, _mm512_loadu_ps(row + d));
-  }
+// The lanes of the 16 elements from d that a row of dim elements has (all 16 but at its end):
+// head sizes that are not multiples of 16 (stories260K's 8) read and write only their own
+// elements, and the lanes past them hold zeros.
+inline __mmask16 lanes_from(std::size_t d, std::size_t dim) {
+  return dim - d >= 16 ? static_cast<__mmask16>(0xFFFF)
+                       : static_cast<__mmask16>((1U << (dim - d)) - 1U);
 }
 
-// 16 elements of cache row j (of b.k or b.v: `cache`) from element d, as floats.
+// 16 elements of cache row j (of b.k or b.v: `cache`) from element d, as floats (zeros past dim).
 inline __m512 row_elements(const AttentionBlock& b, const void* cache, std::size_t j,
                            std::size_t d) {
+  const __mmask16 lanes = lanes_from(d, b.dim);
   if (b.f16) {
     const auto* row = static_cast<const std::uint16_t*>(cache) + j * b.stride;
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d)));
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, row + d));
   }
-  return _mm512_loadu_ps(static_cast<const float*>(cache) + j * b.stride + d);
+  return _mm512_maskz_loadu_ps(lanes, static_cast<const float*>(cache) + j * b.stride + d);
+}
+
+// Cache row j of the block's KV head as floats: dim elements into `out` (room for dim rounded up
+// to 16; the lanes past dim hold zeros).
+inline void load_row(const AttentionBlock& b, std::size_t j, float* out) {
+  for (std::size_t d = 0; d < b.dim; d += 16)
+    _mm512_store_ps(out + d, row_elements(b, b.k, j, d));
 }
 
 // Scores of keys j0 .. j0 + kN - 1 for the 16 rows (qt: the transposed queries, qt[d * 16 + r]),
@@ -87,8 +99,9 @@ inline __m512 row_elements(const AttentionBlock& b, const void* cache, std::size
 template <std::size_t kN>
 inline void score_keys(const AttentionBlock& b, const float* qt, std::size_t j0, float* keys,
                        float* s) {
+  const std::size_t ld = padded(b.dim);
   for (std::size_t i = 0; i < kN; ++i)
-    load_row(b, j0 + i, keys + i * b.dim);
+    load_row(b, j0 + i, keys + i * ld);
   __m512 acc[kN];
 #pragma GCC unroll 8
   for (std::size_t i = 0; i < kN; ++i)
@@ -97,7 +110,7 @@ inline void score_keys(const AttentionBlock& b, const float* qt, std::size_t j0,
     const __m512 q = _mm512_load_ps(qt + d * kLanes);
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < kN; ++i)
-      acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(keys[i * b.dim + d]), q, acc[i]);
+      acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(keys[i * ld + d]), q, acc[i]);
   }
 #pragma GCC unroll 8
   for (std::size_t i = 0; i < kN; ++i)
@@ -137,8 +150,10 @@ void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* s, floa
             i < n ? _mm512_castps_si512(row_elements(b, b.k, j0 + i, d0)) : _mm512_setzero_si512();
       }
       transpose16(keys);  // keys[e]: element d0 + e of the 16 keys
+      const std::size_t elements = std::min<std::size_t>(16, b.dim - d0);
 #pragma GCC unroll 16
       for (std::size_t e = 0; e < 16; ++e) {
+        if (e == elements) break;
 #pragma GCC unroll 8
         for (std::size_t r = 0; r < kR; ++r)
           acc[r] =
@@ -208,8 +223,10 @@ inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n
     if (r0 + r >= b.n_rows) break;
     const __m512 scale = _mm512_set1_ps(inv_sum[r0 + r]);
 #pragma GCC unroll 16
-    for (std::size_t v = 0; v < kV; ++v)
-      _mm512_storeu_ps(b.out[r0 + r] + d0 + 16 * v, _mm512_mul_ps(acc[r][v], scale));
+    for (std::size_t v = 0; v < kV; ++v) {
+      _mm512_mask_storeu_ps(b.out[r0 + r] + d0 + 16 * v, lanes_from(d0 + 16 * v, b.dim),
+                            _mm512_mul_ps(acc[r][v], scale));
+    }
   }
 }
 
@@ -226,10 +243,15 @@ void weighted_row_group(const AttentionBlock& b, const float* s, std::size_t n_k
 
 // The weighted sums of all rows: 4 rows x 4 vectors per pass, so 16 accumulators (the last pass
 // only the rows left, as a block of one to three rows, decode's, would otherwise spend most of
-// its multiply-adds on rows it does not have).
+// its multiply-adds on rows it does not have). Rows of one vector (head sizes up to 16) take 8 rows
+// per pass, so that each cache row loaded serves 8 multiply-adds.
 void weighted_sums(const AttentionBlock& b, const float* s, std::size_t n_keys,
                    const float* inv_sum) {
   std::size_t r0 = 0;
+  if (b.dim <= 16) {
+    for (; r0 + 8 <= b.n_rows; r0 += 8)
+      weighted_row_group<8>(b, s, n_keys, r0, inv_sum);
+  }
   for (; r0 + 4 <= b.n_rows; r0 += 4)
     weighted_row_group<4>(b, s, n_keys, r0, inv_sum);
   switch (b.n_rows - r0) {
@@ -247,7 +269,8 @@ void weighted_sums(const AttentionBlock& b, const float* s, std::size_t n_keys,
 }  // namespace
 
 void attention_block_avx512(const AttentionBlock& b, float* scratch) {
-  // scratch: scores [n_keys rounded up to 8][16], transposed queries [dim][16], keys [8][dim],
+  // scratch: scores [n_keys rounded up to 8][16], transposed queries [dim][16],
+  // keys [8][dim rounded up to 16],
   // (few rows) scaled scores [8][n_keys rounded up to 16],
   // each 64-byte aligned (attention_block_scratch's floats include the slack).
   float* s = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(scratch) + 63) & ~63ULL);
@@ -261,7 +284,7 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   float* keys = qt + b.dim * kLanes;
   alignas(64) float inv_sum[kLanes];
   if (b.n_rows > 0 && b.n_rows <= 8 && fewest == n_keys) {
-    float* sr = keys + kKeys * b.dim;
+    float* sr = keys + kKeys * padded(b.dim);
     using FewRows = void (*)(const AttentionBlock&, std::size_t, float*, float*, float*);
     static constexpr FewRows kFewRows[] = {
         attend_few_rows<1>, attend_few_rows<2>, attend_few_rows<3>, attend_few_rows<4>,
