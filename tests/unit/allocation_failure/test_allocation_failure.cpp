@@ -37,7 +37,7 @@ float value_at(std::size_t i, float scale) {
 }
 
 CpuTensor make_input(std::size_t rows, std::size_t cols, float scale) {
-  CpuTensor t{rows, cols, std::vector<float>(rows * cols)};
+  CpuTensor t{rows, cols, eredu::cpu::ActivationValues(rows * cols)};
   for (std::size_t i = 0; i < t.data.size(); ++i)
     t.data[i] = value_at(i, scale);
   return t;

@@ -55,10 +55,11 @@ class CpuAdapter {
   backend_type::materialization_context materialization_context() const { return {}; }
   eredu::Result<eredu::cpu::CpuTensor> upload(std::span<const float> values, std::size_t rows,
                                               std::size_t cols) const {
-    return eredu::cpu::CpuTensor{rows, cols, std::vector<float>(values.begin(), values.end())};
+    return eredu::cpu::CpuTensor{rows, cols,
+                                 eredu::cpu::ActivationValues(values.begin(), values.end())};
   }
   eredu::Result<std::vector<float>> download(const eredu::cpu::CpuTensor& t) const {
-    return t.data;
+    return std::vector<float>(t.data.begin(), t.data.end());
   }
   void after_op() const {}
 

@@ -407,7 +407,8 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
     EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), slot.bytes.begin()));
 
     const CpuBackend backend(CpuBackendOptions{2});
-    eredu::cpu::CpuTensor x{1, kCols, eredu::testing::op_parity::random_floats(rng, kCols, -2, 2)};
+    const auto values = eredu::testing::op_parity::random_floats(rng, kCols, -2, 2);
+    eredu::cpu::CpuTensor x{1, kCols, eredu::cpu::ActivationValues(values.begin(), values.end())};
     auto y = backend.linear(x, slot);
     ASSERT_TRUE(y.has_value()) << y.error().what();
     std::vector<eredu::encoding::BlockQ8_K> xq(kCols / 256);

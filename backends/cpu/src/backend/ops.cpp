@@ -42,24 +42,24 @@ std::string bytes_of(std::size_t count, std::size_t size) {
   return std::to_string(count * size) + " bytes";
 }
 
-// `count` value-initialized elements, or kCapacityExhausted.
-template <typename T>
-Result<std::vector<T>> allocate(const char* op, std::size_t count) {
+// `count` value-initialized elements (in a Vector), or kCapacityExhausted.
+template <typename T, typename Vector = std::vector<T>>
+Result<Vector> allocate(const char* op, std::size_t count) {
   try {
-    return std::vector<T>(count);
+    return Vector(count);
   } catch (const std::bad_alloc&) {
   } catch (const std::length_error&) {  // more than a vector can ever hold
   }
   return fail(capacity_error(op, bytes_of(count, sizeof(T))));
 }
 
-// A zeroed [rows, cols] tensor, or kCapacityExhausted.
+// A [rows, cols] tensor whose values the caller writes, or kCapacityExhausted.
 Result<CpuTensor> make_tensor(const char* op, std::size_t rows, std::size_t cols) {
   if (cols != 0 && rows > SIZE_MAX / cols) {
     return fail(capacity_error(
         op, "a tensor of " + std::to_string(rows) + " x " + std::to_string(cols) + " floats"));
   }
-  EREDU_TRY(auto data, allocate<float>(op, rows * cols));
+  EREDU_TRY(auto data, (allocate<float, ActivationValues>(op, rows * cols)));
   return CpuTensor{rows, cols, std::move(data)};
 }
 

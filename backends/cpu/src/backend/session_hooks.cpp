@@ -10,7 +10,7 @@ namespace eredu::cpu {
 
 Result<std::vector<float>> CpuBackend::observe_forward(const CpuTensor& logits) const {
   try {
-    return logits.data;
+    return std::vector<float>(logits.data.begin(), logits.data.end());
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kCapacityExhausted,
                 "cpu observe_output: cannot allocate " +

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "eredu/backends/cpu/activation_allocator.hpp"
 #include "eredu/core/dtype.hpp"
 #include "eredu/core/error.hpp"
 #include "eredu/core/kv_cache_type.hpp"
@@ -16,11 +17,14 @@
 
 namespace eredu::cpu {
 
+// The values of a CpuTensor: uninitialized until written, blocks reused (activation_allocator.hpp).
+using ActivationValues = std::vector<float, ActivationAllocator<float>>;
+
 // An activation: a row-major [rows, cols] F32 matrix in host memory.
 struct CpuTensor {
   std::size_t rows = 0;
   std::size_t cols = 0;
-  std::vector<float> data;
+  ActivationValues data;
 
   [[nodiscard]] std::span<const float> row(std::size_t r) const noexcept {
     return {data.data() + r * cols, cols};
