@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -55,6 +56,25 @@ class SynthKQuantTest : public SynthTest {
     r.out = read_text(out);
     r.err = read_text(err);
     return r;
+  }
+
+  // A one-layer file of hidden size 320 in `type`: every matrix reading the hidden state has rows
+  // of 320 (not whole 256-element super-blocks); ffn_down's rows are 512. Checks each matrix's
+  // type (expected_type(name)) and that eredu-synth warned about the fallback (`warning`).
+  void expect_hidden_320_types(const std::string& type,
+                               const std::function<DType(const std::string&)>& expected_type,
+                               const std::string& warning) const {
+    const fs::path path = dir_ / ("hidden320-" + type + ".gguf");
+    const RunResult r = run("--hidden 320 --layers 1 --heads 4 --ffn 512 --vocab 512 --type " +
+                            type + " -q -o '" + path.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto file = GgufFile::open(path);
+    ASSERT_TRUE(file.has_value());
+    for (const auto& t : file->tensors()) {
+      if (t.shape.size() != 2) continue;
+      EXPECT_EQ(t.dtype, expected_type(t.name)) << t.name;
+    }
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
   }
 };
 
@@ -185,26 +205,16 @@ TEST_F(SynthKQuantTest, RowsThatAreNotWholeSuperBlocksKeepF16AndSaySo) {
 }
 
 TEST_F(SynthKQuantTest, MediumMixturesStoreRowsThatAreNotWholeSuperBlocksAsLlamaQuantizeDoes) {
-  // Hidden 320: every matrix reading the hidden state has rows of 320; ffn_down rows are 512.
-  const fs::path path = dir_ / "hidden320.gguf";
-  const RunResult r =
-      run("--hidden 320 --layers 1 --heads 4 --ffn 512 --vocab 512 --type Q4_K_M -q -o '" +
-          path.string() + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto file = GgufFile::open(path);
-  ASSERT_TRUE(file.has_value());
-  for (const auto& t : file->tensors()) {
-    if (t.shape.size() != 2) continue;
-    // Layer 0 of 1 takes more bits (it is the last eighth): ffn_down Q6_K; output's Q6_K and the
-    // rest's Q4_K fall back to Q8_0 and Q5_0.
-    const DType expected = t.name.ends_with("ffn_down.weight") ? DType::kQ6_K
-                           : t.name == "output.weight" || t.name.ends_with("attn_v.weight")
-                               ? DType::kQ8_0
-                               : DType::kQ5_0;
-    EXPECT_EQ(t.dtype, expected) << t.name;
-  }
-  EXPECT_NE(r.err.find("storing it as Q5_0 (llama-quantize's fallback)"), std::string::npos)
-      << r.err;
+  // Layer 0 of 1 takes more bits (it is the last eighth): ffn_down Q6_K; output's Q6_K and the
+  // rest's Q4_K fall back to Q8_0 and Q5_0.
+  expect_hidden_320_types(
+      "Q4_K_M",
+      [](const std::string& name) {
+        return name.ends_with("ffn_down.weight")                            ? DType::kQ6_K
+               : name == "output.weight" || name.ends_with("attn_v.weight") ? DType::kQ8_0
+                                                                            : DType::kQ5_0;
+      },
+      "storing it as Q5_0 (llama-quantize's fallback)");
 }
 
 // IQ4_NL and IQ4_XS (eredu's encoders, quantize_iq4_block.hpp): llama.cpp's file types
@@ -233,21 +243,12 @@ TEST_F(SynthKQuantTest, Iq4FilesHoldEveryMatrixInTheTypeWithLlamaCppsFileTypeAnd
 }
 
 TEST_F(SynthKQuantTest, Iq4XsRowsThatAreNotWholeSuperBlocksAreStoredAsIq4NlAsLlamaQuantizeDoes) {
-  // Hidden 320: every matrix reading the hidden state has rows of 320; ffn_down rows are 512.
-  const fs::path path = dir_ / "hidden320-iq4xs.gguf";
-  const RunResult r =
-      run("--hidden 320 --layers 1 --heads 4 --ffn 512 --vocab 512 --type IQ4_XS -q -o '" +
-          path.string() + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto file = GgufFile::open(path);
-  ASSERT_TRUE(file.has_value());
-  for (const auto& t : file->tensors()) {
-    if (t.shape.size() != 2) continue;
-    EXPECT_EQ(t.dtype, t.name.ends_with("ffn_down.weight") ? DType::kIQ4_XS : DType::kIQ4_NL)
-        << t.name;
-  }
-  EXPECT_NE(r.err.find("storing it as IQ4_NL (llama-quantize's fallback)"), std::string::npos)
-      << r.err;
+  expect_hidden_320_types(
+      "IQ4_XS",
+      [](const std::string& name) {
+        return name.ends_with("ffn_down.weight") ? DType::kIQ4_XS : DType::kIQ4_NL;
+      },
+      "storing it as IQ4_NL (llama-quantize's fallback)");
 }
 
 TEST_F(SynthKQuantTest, EreduInspectAcceptsTheFileAndEreduRunGeneratesFourTokensOnTheCpu) {

@@ -53,6 +53,28 @@ struct Product {
   HalfRowDot half_dot = nullptr;
 };
 
+// The product reads rows [0, grouped_rows) from w's row groups, so its shares start on whole
+// groups.
+void read_whole_groups(Product& p) {
+  p.grouped_rows = p.w->rows / kRowGroupRows * kRowGroupRows;
+  p.row_grain = kRowGroupRows;
+}
+
+// The row groups a product reads for rows [r0, end), end = min(r1, grouped_rows), r0 < end: r0 and
+// r1 (a share boundary, or the last row) are multiples of a group within them.
+struct GroupedRows {
+  const std::byte* first;
+  std::size_t count;
+  std::size_t end;
+};
+GroupedRows grouped_rows(const Product& p, std::size_t r0, std::size_t r1) {
+  const MatrixView& w = *p.w;
+  const std::size_t end = std::min(r1, p.grouped_rows);
+  const auto* groups = static_cast<const std::byte*>(w.row_groups);
+  return {groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
+          (end - r0) / kRowGroupRows, end};
+}
+
 Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
   Product p;
   p.w = &w;
@@ -64,8 +86,7 @@ Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
       p.form = Form::kQ8K;
       if (w.row_groups != nullptr && ops.row_group_products != nullptr) {
         p.group_decode = ops.row_group_products(w.dtype).decode;
-        p.grouped_rows = w.rows / kRowGroupRows * kRowGroupRows;
-        p.row_grain = kRowGroupRows;
+        read_whole_groups(p);
       }
       return p;
     }
@@ -77,10 +98,7 @@ Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
       p.form = Form::kQ8;
       if (w.row_groups != nullptr && ops.row_group_products != nullptr) {
         p.group_decode_q8 = ops.row_group_products(w.dtype).decode_q8;
-        if (p.group_decode_q8 != nullptr) {
-          p.grouped_rows = w.rows / kRowGroupRows * kRowGroupRows;
-          p.row_grain = kRowGroupRows;
-        }
+        if (p.group_decode_q8 != nullptr) read_whole_groups(p);
       }
       return p;
     }
@@ -139,12 +157,9 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
     case Form::kQ8K: {
       const std::size_t n_super = w.cols / encoding::kQK_K;
       if (p.group_decode != nullptr && r0 < p.grouped_rows) {
-        // r0 and r1 (a share boundary, or the last row) are multiples of a group within them.
-        const std::size_t end = std::min(r1, p.grouped_rows);
-        const auto* groups = static_cast<const std::byte*>(w.row_groups);
-        p.group_decode(groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
-                       (end - r0) / kRowGroupRows, a.q8k, n_super, p.y + r0);
-        r0 = end;
+        const GroupedRows g = grouped_rows(p, r0, r1);
+        p.group_decode(g.first, g.count, a.q8k, n_super, p.y + r0);
+        r0 = g.end;
       }
       if (r0 < r1)
         p.kgemm(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8k, n_super, 1, p.y + r0, w.rows);
@@ -153,12 +168,9 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
     case Form::kQ8: {
       const std::size_t n_blocks = w.cols / 32;
       if (p.group_decode_q8 != nullptr && r0 < p.grouped_rows) {
-        // As the kQ8K form's groups: r0 and r1 are multiples of a group within them.
-        const std::size_t end = std::min(r1, p.grouped_rows);
-        const auto* groups = static_cast<const std::byte*>(w.row_groups);
-        p.group_decode_q8(groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
-                          (end - r0) / kRowGroupRows, a.q8, n_blocks, p.y + r0);
-        r0 = end;
+        const GroupedRows g = grouped_rows(p, r0, r1);
+        p.group_decode_q8(g.first, g.count, a.q8, n_blocks, p.y + r0);
+        r0 = g.end;
         if (r0 == r1) return;
       }
       if (p.qmatvec != nullptr) {

@@ -168,38 +168,34 @@ void pack_iq4nl_row(const enc::BlockIQ4_NL& b, std::size_t half, std::size_t r,
   out.d[half][r] = b.d;
 }
 
-void pack_iq4nl_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out) {
-  const auto* base = static_cast<const enc::BlockIQ4_NL*>(rows);
-  auto* pairs = static_cast<IQ4NLRowGroupPair*>(out);
-  const std::size_t n_pairs = (n_blocks + 1) / 2;
-  // Row by row, as pack_groups (below) and for the same reason.
-  for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
-    std::memset(static_cast<void*>(pairs + g * n_pairs), 0, n_pairs * sizeof(IQ4NLRowGroupPair));
-    for (std::size_t r = 0; r < kRowGroupRows; ++r) {
-      const enc::BlockIQ4_NL* row = base + (g * kRowGroupRows + r) * n_blocks;
-      for (std::size_t b = 0; b < n_blocks; ++b)
-        pack_iq4nl_row(row[b], b % 2, r, pairs[g * n_pairs + b / 2]);
-    }
-  }
-}
-
-template <typename Block, typename Group, typename PackRow>
-void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_super, void* out,
+// Whole groups of 16 rows of n_blocks blocks each, into units of kBlocksPerUnit blocks (Unit):
+// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (IQ4_NL's
+// pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
+template <typename Block, typename Unit, std::size_t kBlocksPerUnit = 1, typename PackRow>
+void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out,
                  PackRow pack_row) {
   const auto* base = static_cast<const Block*>(rows);
-  auto* blocks = static_cast<Group*>(out);
+  auto* units = static_cast<Unit*>(out);
+  const std::size_t n_units = (n_blocks + kBlocksPerUnit - 1) / kBlocksPerUnit;
   // Row by row: each row is read as one sequential stream (the hardware prefetchers follow it),
   // and its group's blocks (at most a few hundred KiB) stay in cache between the rows. Block by
   // block across the 16 rows, with each sub-block's bytes assembled on the stack, llama1b Q4_K
   // took ~1.1 s more to load; this way ~0.4 s.
   for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
-    // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) zeroed, so the groups are a function of
-    // the weight alone; the group is in cache when its rows fill it.
-    std::memset(static_cast<void*>(blocks + g * n_super), 0, n_super * sizeof(Group));
+    // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) and an odd block count's empty half
+    // (IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is in cache
+    // when its rows fill it.
+    Unit* group = units + g * n_units;
+    std::memset(static_cast<void*>(group), 0, n_units * sizeof(Unit));
     for (std::size_t r = 0; r < kRowGroupRows; ++r) {
-      const Block* row = base + (g * kRowGroupRows + r) * n_super;
-      for (std::size_t b = 0; b < n_super; ++b)
-        pack_row(row[b], r, blocks[g * n_super + b]);
+      const Block* row = base + (g * kRowGroupRows + r) * n_blocks;
+      for (std::size_t b = 0; b < n_blocks; ++b) {
+        if constexpr (kBlocksPerUnit == 1) {
+          pack_row(row[b], r, group[b]);
+        } else {
+          pack_row(row[b], b % kBlocksPerUnit, r, group[b / kBlocksPerUnit]);
+        }
+      }
     }
   }
 }
@@ -251,7 +247,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
   } else if (dtype == DType::kIQ4_XS) {
     pack_groups<enc::BlockIQ4_XS, IQ4XSRowGroupBlock>(rows, n_rows, n_super, out, pack_iq4xs_row);
   } else if (dtype == DType::kIQ4_NL) {
-    pack_iq4nl_groups(rows, n_rows, cols / enc::kQK4_NL, out);
+    pack_groups<enc::BlockIQ4_NL, IQ4NLRowGroupPair, 2>(rows, n_rows, cols / enc::kQK4_NL, out,
+                                                        pack_iq4nl_row);
   }
 }
 
