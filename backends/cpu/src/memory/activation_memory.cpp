@@ -1,5 +1,7 @@
-// Blocks of CpuTensor values (activation_allocator.hpp): 64-byte aligned, and from 16 KiB on kept
+// Blocks of CpuTensor values (activation_allocator.hpp): from 16 KiB on 64-byte aligned and kept
 // per thread for reuse instead of going back to glibc, which would return them to the kernel.
+// Smaller blocks are plain operator new (malloc's thread cache): through the aligned operator new
+// they cost a decode of stories260K a tenth of its time in glibc's memalign splits.
 //
 // A block's size is rounded up to its size class (four classes per power of two, so at most a
 // quarter more than asked), and a freed block waits in the freeing thread's list for its class.
@@ -90,7 +92,8 @@ Cache* cache() noexcept {
 namespace {
 
 void* reuse_or_allocate(std::size_t bytes) {
-  if (!kKeepBlocks || bytes < kMinCachedBytes) return allocate_block(bytes);
+  if (bytes < kMinCachedBytes) return ::operator new(bytes);
+  if (!kKeepBlocks) return allocate_block(bytes);
   const SizeClass c = size_class(bytes);
   if (Cache* cached = cache(); cached != nullptr && !cached->free[c.index].empty()) {
     void* block = cached->free[c.index].back();
@@ -111,7 +114,8 @@ void* take(std::size_t bytes) {
 
 void give(void* block, std::size_t bytes) noexcept {
   if (block == nullptr) return;
-  if (!kKeepBlocks || bytes < kMinCachedBytes) return free_block(block);
+  if (bytes < kMinCachedBytes) return ::operator delete(block);
+  if (!kKeepBlocks) return free_block(block);
   const SizeClass c = size_class(bytes);
   Cache* cached = cache();
   if (cached == nullptr || cached->bytes + c.bytes > kMaxCachedBytes ||

@@ -7,7 +7,8 @@
 // (memset and page faults in `perf`). So the values are left uninitialized (a new tensor's
 // contents are unspecified until its operator writes them), and blocks of 16 KiB and more are
 // kept on the freeing thread for the next allocation of their size class (activation_memory.cpp),
-// up to a bound per thread. Blocks are 64-byte aligned.
+// up to a bound per thread. Those blocks are 64-byte aligned; smaller ones have operator new's
+// alignment.
 #include <cstddef>
 #include <new>
 #include <type_traits>
@@ -16,7 +17,7 @@
 namespace eredu::cpu {
 
 namespace activation_memory {
-// `bytes` (> 0) of 64-byte aligned memory; throws std::bad_alloc when none is left.
+// `bytes` (> 0) of memory, 64-byte aligned from 16 KiB on; throws std::bad_alloc when none is left.
 void* take(std::size_t bytes);
 // Gives back a block from take(bytes), from any thread.
 void give(void* block, std::size_t bytes) noexcept;
@@ -27,7 +28,8 @@ std::size_t cached_bytes() noexcept;
 template <typename T>
 struct ActivationAllocator {
   using value_type = T;
-  static_assert(alignof(T) <= 64, "activation blocks are 64-byte aligned");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "small activation blocks have operator new's alignment");
 
   ActivationAllocator() noexcept = default;
   template <typename U>
