@@ -16,7 +16,7 @@
 // row, halving the stream; as halves it takes 16 KiB. The weights are hinted 8 KiB ahead into L2
 // (better than 4 KiB into L1, or no hint). Streaming an 8192-wide F16 matrix from memory on a Zen 4
 // guest (1 thread, medians of 9): float activations, no hint 10 GB/s; halves 13; halves with the
-// hint 21 (2048-wide: 19, 21, 22); llama1b F16 decode in docs/performance.md.
+// hint 21 (2048-wide: 19, 21, 22); llama1b F16 decode in docs/performance-history.md.
 #include <immintrin.h>
 
 #include <cstddef>
