@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <latch>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
@@ -66,6 +68,36 @@ TEST(ActivationMemory, SmallBlocksAreNotKeptAndAThreadKeepsAtMost64MiB) {
     blocks[static_cast<std::size_t>(i)] = memory::take(kBlock);
   for (void* b : blocks)
     memory::give(b, kBlock);
+}
+
+TEST(ActivationMemory, AllThreadsTogetherKeepAtMost256MiBAndReleaseFreesAThreadsBlocks) {
+  SKIP_UNDER_ASAN();
+  constexpr std::size_t kThreads = 8, kBlock = std::size_t{3} << 20, kBlocks = 16;  // 48 MiB each
+  std::latch kept(kThreads + 1), measured(1);
+  std::vector<std::size_t> after_release(kThreads, 1);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<void*> blocks;
+      for (std::size_t i = 0; i < kBlocks; ++i)
+        blocks.push_back(memory::take(kBlock));
+      for (void* b : blocks)
+        memory::give(b, kBlock);
+      kept.count_down();
+      measured.wait();
+      memory::release();
+      after_release[t] = memory::cached_bytes();
+    });
+  }
+  kept.arrive_and_wait();
+  const std::size_t all = memory::cached_bytes_all_threads();
+  measured.count_down();
+  for (std::thread& th : threads)
+    th.join();
+  EXPECT_LE(all, std::size_t{256} << 20);
+  EXPECT_GE(all, std::size_t{192} << 20);  // the cap was reached, not missed
+  for (std::size_t t = 0; t < kThreads; ++t)
+    EXPECT_EQ(after_release[t], 0U) << "thread " << t;
 }
 
 // Fills this thread's kept blocks of every class from 16 KiB to 2 MiB with `value`.

@@ -5,14 +5,17 @@
 //
 // A block's size is rounded up to its size class (four classes per power of two, so at most a
 // quarter more than asked), and a freed block waits in the freeing thread's list for its class.
-// A thread keeps at most kMaxCachedBytes and kMaxPerClass blocks per class; beyond that, and after
-// the thread's cache is gone (thread exit, static destruction), blocks are freed at once.
+// A thread keeps at most kMaxCachedBytes and kMaxPerClass blocks per class, and all threads
+// together at most kMaxCachedBytesAllThreads (a server with a thread per request does not keep
+// 64 MiB on each); beyond that, and after the thread's cache is gone (thread exit, static
+// destruction), blocks are freed at once. release() frees the calling thread's blocks.
 //
 // Under AddressSanitizer nothing is kept (every block goes back, so a use after free is still
 // reported), and in builds with assertions every block handed out is first filled with NaNs, so an
 // operator that leaves part of its output unwritten shows up in the tests instead of reading zeros
 // or an earlier tensor's values.
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -39,6 +42,7 @@ constexpr bool kPoisonBlocks = true;
 constexpr std::align_val_t kAlignment{64};
 constexpr std::size_t kMinCachedBytes = std::size_t{16} << 10;
 constexpr std::size_t kMaxCachedBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxCachedBytesAllThreads = std::size_t{256} << 20;
 constexpr std::size_t kMaxPerClass = 16;
 constexpr std::size_t kClassesPerOctave = 4;
 constexpr std::size_t kClasses = 64 * kClassesPerOctave;
@@ -65,6 +69,9 @@ void free_block(void* block) noexcept {
   ::operator delete(block, kAlignment);
 }
 
+// Bytes kept by all threads' caches.
+std::atomic<std::size_t> all_threads_bytes{0};
+
 // Trivially destructible, so it can still be read after the cache below is destroyed.
 thread_local bool cache_gone = false;
 
@@ -72,12 +79,19 @@ struct Cache {
   std::array<std::vector<void*>, kClasses> free;
   std::size_t bytes = 0;
 
-  ~Cache() {
-    cache_gone = true;
+  void release() noexcept {
     for (auto& blocks : free) {
       for (void* b : blocks)
         free_block(b);
+      blocks.clear();
     }
+    all_threads_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    bytes = 0;
+  }
+
+  ~Cache() {
+    cache_gone = true;
+    release();
   }
 };
 
@@ -87,10 +101,6 @@ Cache* cache() noexcept {
   return &c;
 }
 
-}  // namespace
-
-namespace {
-
 void* reuse_or_allocate(std::size_t bytes) {
   if (bytes < kMinCachedBytes) return ::operator new(bytes);
   if (!kKeepBlocks) return allocate_block(bytes);
@@ -99,6 +109,7 @@ void* reuse_or_allocate(std::size_t bytes) {
     void* block = cached->free[c.index].back();
     cached->free[c.index].pop_back();
     cached->bytes -= c.bytes;
+    all_threads_bytes.fetch_sub(c.bytes, std::memory_order_relaxed);
     return block;
   }
   return allocate_block(c.bytes);
@@ -122,17 +133,31 @@ void give(void* block, std::size_t bytes) noexcept {
       cached->free[c.index].size() >= kMaxPerClass) {
     return free_block(block);
   }
+  if (all_threads_bytes.fetch_add(c.bytes, std::memory_order_relaxed) + c.bytes >
+      kMaxCachedBytesAllThreads) {
+    all_threads_bytes.fetch_sub(c.bytes, std::memory_order_relaxed);
+    return free_block(block);
+  }
   try {
     cached->free[c.index].push_back(block);
   } catch (...) {  // no room for the list entry: free the block instead
+    all_threads_bytes.fetch_sub(c.bytes, std::memory_order_relaxed);
     return free_block(block);
   }
   cached->bytes += c.bytes;
 }
 
+void release() noexcept {
+  if (Cache* cached = cache(); cached != nullptr) cached->release();
+}
+
 std::size_t cached_bytes() noexcept {
   const Cache* cached = cache();
   return cached != nullptr ? cached->bytes : 0;
+}
+
+std::size_t cached_bytes_all_threads() noexcept {
+  return all_threads_bytes.load(std::memory_order_relaxed);
 }
 
 }  // namespace eredu::cpu::activation_memory

@@ -7,8 +7,8 @@
 // (memset and page faults in `perf`). So the values are left uninitialized (a new tensor's
 // contents are unspecified until its operator writes them), and blocks of 16 KiB and more are
 // kept on the freeing thread for the next allocation of their size class (activation_memory.cpp),
-// up to a bound per thread. Those blocks are 64-byte aligned; smaller ones have operator new's
-// alignment.
+// up to 64 MiB per thread and 256 MiB for all threads. Those blocks are 64-byte aligned; smaller
+// ones have operator new's alignment.
 #include <cstddef>
 #include <new>
 #include <type_traits>
@@ -21,8 +21,12 @@ namespace activation_memory {
 void* take(std::size_t bytes);
 // Gives back a block from take(bytes), from any thread.
 void give(void* block, std::size_t bytes) noexcept;
-// Bytes the calling thread keeps for later allocations (for tests).
+// Frees the blocks the calling thread keeps (e.g. after a long prompt, on a thread that will not
+// run another soon).
+void release() noexcept;
+// Bytes the calling thread keeps for later allocations, and all threads together.
 std::size_t cached_bytes() noexcept;
+std::size_t cached_bytes_all_threads() noexcept;
 }  // namespace activation_memory
 
 template <typename T>
