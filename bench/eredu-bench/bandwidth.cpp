@@ -17,10 +17,6 @@ namespace {
 constexpr std::size_t kAlign = 4096;
 constexpr std::size_t kChunk = 256;  // bytes per loop step: 8 loads of 32 bytes
 
-struct FreeDeleter {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
-
 // Sum of 32-bit lanes over [p, p + bytes); bytes is a multiple of kChunk. Eight independent
 // accumulators keep eight loads in flight per iteration.
 __attribute__((target("avx2"))) std::uint64_t sum_avx2(const std::byte* p, std::size_t bytes) {
@@ -70,52 +66,68 @@ double BandwidthResult::median() const {
   return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
 }
 
-Result<BandwidthResult> measure_read_bandwidth(const BandwidthOptions& options) {
-  if (options.threads == 0) return fail(ErrorCode::kInvalidArgument, "--threads must be >= 1");
-  if (options.passes == 0) return fail(ErrorCode::kInvalidArgument, "passes must be >= 1");
-  if (options.bytes < (std::uint64_t{1} << 20)) {
+void ReadTest::FreeDeleter::operator()(void* p) const noexcept {
+  std::free(p);
+}
+
+Result<ReadTest> ReadTest::create(std::uint64_t bytes, cpu::ThreadPool& pool) {
+  const std::size_t threads = pool.size();
+  if (threads == 0) return fail(ErrorCode::kInvalidArgument, "--threads must be >= 1");
+  if (bytes < (std::uint64_t{1} << 20)) {
     return fail(ErrorCode::kInvalidArgument, "the bandwidth buffer must be at least 1 MiB");
   }
+  ReadTest test;
   // Every thread's share is a whole number of chunks, so the loops need no tail.
-  const std::size_t unit = kChunk * options.threads;
-  const std::size_t bytes = static_cast<std::size_t>(options.bytes / unit * unit);
-  std::unique_ptr<std::byte, FreeDeleter> buffer(
-      static_cast<std::byte*>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign)));
-  if (!buffer) {
-    return fail(ErrorCode::kCapacityExhausted,
-                "cannot allocate the " + std::to_string(bytes >> 20) + " MiB bandwidth buffer");
+  const std::size_t unit = kChunk * threads;
+  test.bytes_ = static_cast<std::size_t>(bytes / unit * unit);
+  test.threads_ = threads;
+  test.buffer_.reset(static_cast<std::byte*>(
+      std::aligned_alloc(kAlign, (test.bytes_ + kAlign - 1) / kAlign * kAlign)));
+  if (!test.buffer_) {
+    return fail(
+        ErrorCode::kCapacityExhausted,
+        "cannot allocate the " + std::to_string(test.bytes_ >> 20) + " MiB bandwidth buffer");
   }
-
-  cpu::ThreadPool pool(options.threads);
-  const std::size_t share = bytes / options.threads;
-  std::byte* base = buffer.get();
+  const std::size_t share = test.bytes_ / threads;
+  std::byte* base = test.buffer_.get();
   // Written by the threads that will read it (first touch places pages near them on NUMA).
-  pool.parallel_for(options.threads, [&](std::size_t begin, std::size_t end) {
+  pool.parallel_for(threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t t = begin; t < end; ++t)
       std::memset(base + t * share, static_cast<int>(t + 1), share);
   });
-
   __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  test.avx2_ = __builtin_cpu_supports("avx2") != 0;
+  return test;
+}
+
+double ReadTest::pass(cpu::ThreadPool& pool) {
+  const std::size_t share = bytes_ / threads_;
+  const std::byte* base = buffer_.get();
+  std::atomic<std::uint64_t> sum{0};
+  const auto start = std::chrono::steady_clock::now();
+  pool.parallel_for(threads_, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t t = begin; t < end; ++t) {
+      const std::byte* p = base + t * share;
+      sum.fetch_add(avx2_ ? sum_avx2(p, share) : sum_scalar(p, share), std::memory_order_relaxed);
+    }
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sink_ += sum.load(std::memory_order_relaxed);
+  return static_cast<double>(bytes_) / seconds / 1e9;
+}
+
+Result<BandwidthResult> measure_read_bandwidth(const BandwidthOptions& options) {
+  if (options.threads == 0) return fail(ErrorCode::kInvalidArgument, "--threads must be >= 1");
+  if (options.passes == 0) return fail(ErrorCode::kInvalidArgument, "passes must be >= 1");
+  cpu::ThreadPool pool(options.threads);
+  EREDU_TRY(ReadTest test, ReadTest::create(options.bytes, pool));
   BandwidthResult result;
   result.threads = options.threads;
-  result.bytes = bytes;
-  result.method = avx2 ? "avx2" : "scalar";
-  std::atomic<std::uint64_t> sink{0};
-  for (std::size_t pass = 0; pass < options.passes; ++pass) {
-    const auto start = std::chrono::steady_clock::now();
-    pool.parallel_for(options.threads, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t t = begin; t < end; ++t) {
-        const std::byte* p = base + t * share;
-        sink.fetch_add(avx2 ? sum_avx2(p, share) : sum_scalar(p, share), std::memory_order_relaxed);
-      }
-    });
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.pass_gb_per_s.push_back(static_cast<double>(bytes) / seconds / 1e9);
-  }
-  // The sums are used, so no pass can be optimized away.
-  if (sink.load() == 0xFFFFFFFFFFFFFFFFULL) result.method += "!";
+  result.bytes = test.bytes();
+  result.method = test.method();
+  for (std::size_t pass = 0; pass < options.passes; ++pass)
+    result.pass_gb_per_s.push_back(test.pass(pool));
   return result;
 }
 

@@ -6,9 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "eredu/backends/cpu/thread_pool.hpp"
 #include "eredu/core/result.hpp"
 
 namespace eredu::bench {
@@ -26,6 +28,29 @@ struct BandwidthResult {
   std::vector<double> pass_gb_per_s;  // each pass: bytes / seconds / 1e9
   [[nodiscard]] double best() const;
   [[nodiscard]] double median() const;
+};
+
+// One buffer, written once, then read on demand: measure_read_bandwidth's passes, and the passes
+// --products interleaves with its products (products.hpp).
+class ReadTest {
+ public:
+  // kInvalidArgument for zero threads or a buffer under 1 MiB; kCapacityExhausted when the
+  // buffer cannot be allocated. The buffer is written by `pool`'s threads.
+  [[nodiscard]] static Result<ReadTest> create(std::uint64_t bytes, cpu::ThreadPool& pool);
+  // Reads the whole buffer once on `pool` (its size() threads, each its share); GB/s.
+  double pass(cpu::ThreadPool& pool);
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
+  [[nodiscard]] const char* method() const noexcept { return avx2_ ? "avx2" : "scalar"; }
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const noexcept;
+  };
+  std::unique_ptr<std::byte, FreeDeleter> buffer_;
+  std::size_t bytes_ = 0;
+  std::size_t threads_ = 0;
+  bool avx2_ = false;
+  std::uint64_t sink_ = 0;  // the sums, so that no pass can be optimized away
 };
 
 // kInvalidArgument for zero threads, passes or a buffer under 1 MiB; kCapacityExhausted when the

@@ -4,6 +4,8 @@
 //   eredu-bench -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 2] [--backend cpu|vulkan|cuda]
 //               [--device D] [--kv-type f16|f32] [-o md|csv|json]
 //   eredu-bench --bandwidth [-t 2] [--bandwidth-mib 1024] [-r 10] [-o md|csv|json]
+//   eredu-bench --products -m FILE [-t 2] [-r 8] [--bandwidth-mib 1024] [-o md|csv|json]
+//               (a token's matrix products alone, interleaved with the read test; products.hpp)
 //   eredu-bench --speculative -m TARGET [-m ...] [--draft FILE | --draft-ngram N] [--draft-max 8]
 //               [-n 128] [-r 3] [-t T] [--spec-prompt TEXT] [-o md|json]   (CPU; speculative_bench)
 //
@@ -32,6 +34,7 @@
 #include "eredu/core/log.hpp"
 #include "eredu/runtime/load_model.hpp"
 #include "model_facts.hpp"
+#include "products.hpp"
 #include "report.hpp"
 #include "speculative_bench.hpp"
 
@@ -51,6 +54,7 @@ struct Options {
   std::string kv_type = "f16";
   std::string output = "md";
   bool bandwidth = false;
+  bool products = false;
   std::uint64_t bandwidth_mib = 1024;
   bool quiet = false;
   bool speculative = false;
@@ -144,18 +148,33 @@ int run_bandwidth(const Options& options) {
   return 0;
 }
 
+int run_products(const Options& options) {
+  if (options.backend != "cpu") return error_exit("--products: only with --backend cpu");
+  if (options.models.size() != 1) return error_exit("--products: one model, -m FILE");
+  eredu::bench::ProductsOptions products;
+  products.model = options.models.front();
+  products.threads = options.threads.front();
+  products.rounds = options.repetitions;
+  products.read_bytes = options.bandwidth_mib << 20;
+  products.quiet = options.quiet;
+  auto result = eredu::bench::measure_decode_products(products);
+  if (!result) return error_exit(std::move(result).error().with_path(products.model).what());
+  const std::string text = eredu::bench::render_products(*result, output_format(options.output));
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
 int run(Options options) {
   if (options.threads.empty()) options.threads.push_back(default_threads());
   for (std::size_t t : options.threads) {
     if (t == 0 || t > 4096) return error_exit("-t: thread counts must be in 1..4096");
   }
   if (options.repetitions == 0) return error_exit("-r: at least one repetition is needed");
-  if (options.bandwidth) {
-    if (options.bandwidth_mib == 0 || options.bandwidth_mib > (std::uint64_t{1} << 20)) {
-      return error_exit("--bandwidth-mib: must be in 1..1048576");
-    }
-    return run_bandwidth(options);
+  if (options.bandwidth_mib == 0 || options.bandwidth_mib > (std::uint64_t{1} << 20)) {
+    return error_exit("--bandwidth-mib: must be in 1..1048576");
   }
+  if (options.bandwidth) return run_bandwidth(options);
+  if (options.products) return run_products(options);
   if (options.models.empty()) return error_exit("a model is required: -m FILE (or --bandwidth)");
   if (options.speculative) {
     if (options.backend != "cpu") return error_exit("--speculative: only with --backend cpu");
@@ -243,7 +262,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"md", "csv", "json"}));
   app.add_flag("--bandwidth", options.bandwidth,
                "measure the memory-read bandwidth (with the first -t) instead of models");
-  app.add_option("--bandwidth-mib", options.bandwidth_mib, "bandwidth buffer size (MiB)");
+  app.add_option("--bandwidth-mib", options.bandwidth_mib,
+                 "bandwidth buffer size (MiB; also --products' read test)");
+  app.add_flag("--products", options.products,
+               "one model's one-token matrix products alone, interleaved with the read test "
+               "(CPU, first -t; -r rounds, default 8)");
   app.add_flag("-q,--quiet", options.quiet, "no progress lines on stderr");
   app.add_flag("--speculative", options.speculative,
                "speculative decoding vs plain decoding (greedy, first -n and -t)");
@@ -264,6 +287,7 @@ int main(int argc, char** argv) {
     return error_exit(e.what());
   }
   if (options.bandwidth && app.count("-r") == 0) options.repetitions = 10;  // passes
+  if (options.products && app.count("-r") == 0) options.repetitions = 8;    // rounds
   // The library's own log lines (load warnings) stay off the table's stderr neighbour.
   eredu::log::set_level(eredu::log::Level::kError);
   try {

@@ -223,4 +223,53 @@ std::string render_bandwidth(const BandwidthResult& result, OutputFormat format)
   return out.dump(2) + "\n";
 }
 
+std::string render_products(const ProductsResult& result, OutputFormat format) {
+  const std::string file = result.file.substr(result.file.find_last_of('/') + 1);
+  if (format == OutputFormat::kJson) {
+    nlohmann::ordered_json out;
+    out["model_filename"] = file;
+    out["threads"] = result.threads;
+    out["matrices"] = result.matrices;
+    out["matrix_bytes"] = result.matrix_bytes;
+    out["passes_per_round"] = result.passes_per_round;
+    out["median_read_gb_per_s"] = result.median_read();
+    out["median_products_gb_per_s"] = result.median_products();
+    out["median_products_over_read"] = result.median_ratio();
+    nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+    for (const ProductsRound& r : result.rounds) {
+      rounds.push_back({{"read_gb_per_s", r.read_gb_per_s},
+                        {"products_gb_per_s", r.products_gb_per_s},
+                        {"products_over_read", r.products_gb_per_s / r.read_gb_per_s}});
+    }
+    out["rounds"] = rounds;
+    return out.dump(2) + "\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < result.rounds.size(); ++i) {
+    const ProductsRound& r = result.rounds[i];
+    rows.push_back({std::to_string(i + 1), fixed(r.read_gb_per_s, 2), fixed(r.products_gb_per_s, 2),
+                    fixed(r.products_gb_per_s / r.read_gb_per_s, 3)});
+  }
+  rows.push_back({"median", fixed(result.median_read(), 2), fixed(result.median_products(), 2),
+                  fixed(result.median_ratio(), 3)});
+  const std::string title = file + ": " + std::to_string(result.matrices) + " matrices, " +
+                            format_size(result.matrix_bytes) + " (" +
+                            std::to_string(result.passes_per_round) + " passes a round), " +
+                            std::to_string(result.threads) + " threads";
+  if (format == OutputFormat::kCsv) {
+    std::string csv(
+        "model_filename,threads,matrices,matrix_bytes,round,read_gb_per_s,"
+        "products_gb_per_s,products_over_read\n");
+    for (const auto& row : rows) {
+      csv += csv_field(file) + "," + std::to_string(result.threads) + "," +
+             std::to_string(result.matrices) + "," + std::to_string(result.matrix_bytes) + "," +
+             row[0] + "," + row[1] + "," + row[2] + "," + row[3] + "\n";
+    }
+    return csv;
+  }
+  return title + "\n\n" +
+         markdown_table({"round", "read GB/s", "products GB/s", "products / read"},
+                        {false, true, true, true}, rows);
+}
+
 }  // namespace eredu::bench

@@ -7,6 +7,7 @@
 
 #include "bandwidth.hpp"
 #include "bench_result.hpp"
+#include "products.hpp"
 
 namespace eredu::bench {
 
@@ -19,5 +20,7 @@ enum class OutputFormat { kMarkdown, kCsv, kJson };
 
 [[nodiscard]] std::string render_results(const std::vector<TestResult>& rows, OutputFormat format);
 [[nodiscard]] std::string render_bandwidth(const BandwidthResult& result, OutputFormat format);
+// One row per round and a median row (markdown, CSV), or one object with every round (JSON).
+[[nodiscard]] std::string render_products(const ProductsResult& result, OutputFormat format);
 
 }  // namespace eredu::bench
