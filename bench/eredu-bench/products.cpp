@@ -15,7 +15,12 @@
 namespace eredu::bench {
 namespace {
 
-double median_of(std::vector<double> v) {
+// The median of figure(round) over the rounds.
+template <typename Figure>
+double median_of(const std::vector<ProductsRound>& rounds, Figure figure) {
+  std::vector<double> v;
+  for (const ProductsRound& r : rounds)
+    v.push_back(figure(r));
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -52,24 +57,17 @@ Result<std::vector<cpu::MatrixView>> token_matrices(
 }  // namespace
 
 double ProductsResult::median_read() const {
-  std::vector<double> v;
-  for (const ProductsRound& r : rounds)
-    v.push_back(r.read_gb_per_s);
-  return median_of(v);
+  return median_of(rounds, [](const ProductsRound& r) { return r.read_gb_per_s; });
 }
 
 double ProductsResult::median_products() const {
-  std::vector<double> v;
-  for (const ProductsRound& r : rounds)
-    v.push_back(r.products_gb_per_s);
-  return median_of(v);
+  return median_of(rounds, [](const ProductsRound& r) { return r.products_gb_per_s; });
 }
 
 double ProductsResult::median_ratio() const {
-  std::vector<double> v;
-  for (const ProductsRound& r : rounds)
-    v.push_back(r.read_gb_per_s > 0 ? r.products_gb_per_s / r.read_gb_per_s : 0.0);
-  return median_of(v);
+  return median_of(rounds, [](const ProductsRound& r) {
+    return r.read_gb_per_s > 0 ? r.products_gb_per_s / r.read_gb_per_s : 0.0;
+  });
 }
 
 Result<ProductsResult> measure_decode_products(const ProductsOptions& options) {
