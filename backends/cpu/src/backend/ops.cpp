@@ -24,11 +24,6 @@ Error op_error(const char* op, const std::string& message) {
   return Error(ErrorCode::kInvalidArgument, std::string("cpu ") + op + ": " + message);
 }
 
-MatrixView view_of(const CpuWeight& w) {
-  return MatrixView{w.dtype, w.data(), w.rows(), w.cols(),
-                    w.row_groups.empty() ? nullptr : w.row_groups.data()};
-}
-
 Error capacity_error(const char* op, const std::string& what) {
   return Error(ErrorCode::kCapacityExhausted,
                std::string("cpu ") + op + ": cannot allocate " + what);
@@ -154,7 +149,7 @@ Result<CpuTensor> CpuBackend::embedding(const weight& table,
     return fail(op_error("embedding", "table '" + table.name + "' is not a bound matrix"));
   }
   EREDU_TRY(CpuTensor out, make_tensor("embedding", tokens.size(), table.cols()));
-  const MatrixView view = view_of(table);
+  const MatrixView view = matrix_view(table);
   for (std::size_t t = 0; t < tokens.size(); ++t) {
     if (tokens[t] >= table.rows()) {
       return fail(op_error("embedding", "token id " + std::to_string(tokens[t]) +
@@ -173,7 +168,7 @@ Result<CpuTensor> CpuBackend::linear(const tensor& x, const weight& w) const {
   EREDU_TRY_VOID(check_linear_weight(x, w));
   EREDU_TRY(CpuTensor y, make_tensor("linear", x.rows, w.rows()));
   EREDU_TRY_VOID(run_kernel("linear", [&] {
-    kernels().matmul(view_of(w), x.data.data(), x.rows, y.data.data(), pool_.get());
+    kernels().matmul(matrix_view(w), x.data.data(), x.rows, y.data.data(), pool_.get());
   }));
   return y;
 }
@@ -192,7 +187,7 @@ Result<std::vector<CpuTensor>> CpuBackend::linear_shared_input(
     const weight& w = *ws[i];
     EREDU_TRY_VOID(check_linear_weight(x, w));
     EREDU_TRY(CpuTensor y, make_tensor("linear", x.rows, w.rows()));
-    views[i] = view_of(w);
+    views[i] = matrix_view(w);
     outputs[i] = y.data.data();
     ys.push_back(std::move(y));  // reserved: cannot throw, and moving keeps the data in place
   }

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "eredu/backends/cpu/cpu_types.hpp"
 #include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/cpu/thread_pool.hpp"
 #include "eredu/core/dtype.hpp"
@@ -166,6 +167,13 @@ struct IsaSelection {
 
 // A specific table (tests, benchmarks); null when this CPU cannot run it.
 [[nodiscard]] const KernelTable* kernels_for(Isa isa) noexcept;
+
+// A bound weight as the kernels read it: its bytes as stored, and its row groups where the table
+// packed them at load.
+[[nodiscard]] inline MatrixView matrix_view(const CpuWeight& w) noexcept {
+  return MatrixView{w.dtype, w.data(), w.rows(), w.cols(),
+                    w.row_groups.empty() ? nullptr : w.row_groups.data()};
+}
 
 // Index of the largest value (first on ties); n > 0. Greedy sampling helper.
 [[nodiscard]] std::size_t argmax(const float* x, std::size_t n) noexcept;
