@@ -58,12 +58,15 @@ double BandwidthResult::best() const {
                                : *std::max_element(pass_gb_per_s.begin(), pass_gb_per_s.end());
 }
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
 double BandwidthResult::median() const {
-  if (pass_gb_per_s.empty()) return 0.0;
-  std::vector<double> sorted = pass_gb_per_s;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
-  return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+  return median_of(pass_gb_per_s);
 }
 
 void ReadTest::FreeDeleter::operator()(void* p) const noexcept {

@@ -21,6 +21,9 @@ struct BandwidthOptions {
   std::size_t passes = 10;
 };
 
+// The median of `values` (0 when empty): the middle one, or the mean of the two middle ones.
+[[nodiscard]] double median_of(std::vector<double> values);
+
 struct BandwidthResult {
   std::size_t threads = 0;
   std::uint64_t bytes = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 #include <variant>
 
 #include "bandwidth.hpp"
@@ -17,14 +18,11 @@ namespace {
 
 // The median of figure(round) over the rounds.
 template <typename Figure>
-double median_of(const std::vector<ProductsRound>& rounds, Figure figure) {
+double median_over(const std::vector<ProductsRound>& rounds, Figure figure) {
   std::vector<double> v;
   for (const ProductsRound& r : rounds)
     v.push_back(figure(r));
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  return median_of(std::move(v));
 }
 
 // The weights a token multiplies: every bound matrix of the loaded model but the token embedding
@@ -47,8 +45,7 @@ Result<std::vector<cpu::MatrixView>> token_matrices(
         },
         rt.session().model());
     if (w == nullptr || !w->bound() || w->shape.size() != 2) continue;  // e.g. a family's extra
-    views.push_back(cpu::MatrixView{w->dtype, w->data(), w->rows(), w->cols(),
-                                    w->row_groups.empty() ? nullptr : w->row_groups.data()});
+    views.push_back(cpu::matrix_view(*w));
   }
   if (views.empty()) return fail(ErrorCode::kInvalidArgument, "the model has no matrices to time");
   return views;
@@ -57,15 +54,15 @@ Result<std::vector<cpu::MatrixView>> token_matrices(
 }  // namespace
 
 double ProductsResult::median_read() const {
-  return median_of(rounds, [](const ProductsRound& r) { return r.read_gb_per_s; });
+  return median_over(rounds, [](const ProductsRound& r) { return r.read_gb_per_s; });
 }
 
 double ProductsResult::median_products() const {
-  return median_of(rounds, [](const ProductsRound& r) { return r.products_gb_per_s; });
+  return median_over(rounds, [](const ProductsRound& r) { return r.products_gb_per_s; });
 }
 
 double ProductsResult::median_ratio() const {
-  return median_of(rounds, [](const ProductsRound& r) {
+  return median_over(rounds, [](const ProductsRound& r) {
     return r.read_gb_per_s > 0 ? r.products_gb_per_s / r.read_gb_per_s : 0.0;
   });
 }
