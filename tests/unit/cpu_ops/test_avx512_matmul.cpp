@@ -48,12 +48,16 @@ Difference bitwise_difference(const std::vector<float>& actual,
 
 // A random rows x cols matrix of `dtype` times `tokens` random activation rows through both
 // tables: the avx512 table's output, on 1 and on 3 threads, must be the avx2 table's bit for bit.
+// With `groups`, the avx512 table also gets the weight laid out in its row groups, as a load gives
+// it (the avx2 table reads the rows as stored).
 void expect_avx2_values(const eredu::cpu::KernelTable& avx512, const eredu::cpu::KernelTable& avx2,
                         DType dtype, std::size_t rows, std::size_t tokens, std::size_t cols,
-                        unsigned seed) {
+                        unsigned seed, bool groups = false) {
   std::mt19937 rng(seed);
   const auto bytes = random_packed_matrix(rng, dtype, rows, cols);
-  const MatrixView w{dtype, bytes.data(), rows, cols};
+  const PackedRowGroups packed =
+      groups ? pack_row_groups(avx512, dtype, bytes, rows, cols) : PackedRowGroups{};
+  const MatrixView w{dtype, bytes.data(), rows, cols, packed.data};
   const auto x = random_floats(rng, tokens * cols, -3.0F, 3.0F);
   std::vector<float> expected(tokens * rows, -1.0F);
   avx2.matmul(w, x.data(), tokens, expected.data(), nullptr);
@@ -63,7 +67,7 @@ void expect_avx2_values(const eredu::cpu::KernelTable& avx512, const eredu::cpu:
     avx512.matmul(w, x.data(), tokens, actual.data(), pool);
     const auto [differ, first] = bitwise_difference(actual, expected);
     EXPECT_EQ(differ, 0U) << eredu::to_string(dtype) << " " << rows << " rows x " << tokens
-                          << " tokens x " << cols << " cols, "
+                          << " tokens x " << cols << " cols, " << (groups ? "row groups, " : "")
                           << (pool == nullptr ? 0 : pool->size()) << " threads: first at " << first
                           << ": " << actual[first] << " vs " << expected[first];
   }
@@ -94,6 +98,35 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
       const std::size_t cols = block == 1 ? 64 * s.blocks + 5 : block * s.blocks;
       expect_avx2_values(*avx512, *avx2, dtype, s.rows, s.tokens, cols,
                          4100 + static_cast<unsigned>(dtype) * 37 + static_cast<unsigned>(s.rows));
+    }
+  }
+}
+
+// Q4_0 and IQ4_NL weights laid out in row groups of 16 at load (the avx512 table's one-token
+// products read rows [0, rows / 16 * 16) from the groups, the rest as stored): still the AVX2
+// table's values bit for bit, for whole groups and tail rows, fewer rows than a group, odd block
+// counts (the last pair half empty), rows longer than one 512-block pass (the Q4_0 product keeps
+// its chains between passes), rows split across 3 threads, and short batches and prompts, which
+// read the rows as stored.
+TEST(Avx512Matmul, RowGroupsOfBlocksOf32GiveTheAvx2TablesValuesBitForBit) {
+  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
+  if (avx512 == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
+  ASSERT_NE(avx2, nullptr) << "AVX-512 without AVX2";
+  const std::vector<Shape> shapes = {{16, 1, 1},    {16, 1, 2},   {32, 1, 3}, {19, 1, 64},
+                                     {48, 1, 67},   {5, 1, 8},    {96, 1, 8}, {35, 1, 513},
+                                     {32, 1, 1100}, {64, 1, 256}, {33, 5, 2}, {48, 16, 4},
+                                     {16, 17, 2},   {40, 25, 3}};
+  for (DType dtype : {DType::kQ4_0, DType::kIQ4_NL}) {
+    ASSERT_GT(avx512->row_group_bytes(dtype, 16, 64), 0U)
+        << "the avx512 table lays " << eredu::to_string(dtype) << " out in row groups";
+    for (const Shape& s : shapes) {
+      expect_avx2_values(*avx512, *avx2, dtype, s.rows, s.tokens, 32 * s.blocks,
+                         7300 + static_cast<unsigned>(dtype) * 41 + static_cast<unsigned>(s.rows),
+                         /*groups=*/true);
     }
   }
 }

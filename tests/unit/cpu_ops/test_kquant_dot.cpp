@@ -184,7 +184,7 @@ TEST(KQuantDot, AmxMatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCoun
 
 // K-quants, IQ4_XS and IQ4_NL laid out again in groups of 16 rows (the avx512 and amx tables' row
 // groups, made at load): decode, short batches and prompts read rows [0, rows / 16 * 16) from the
-// groups (IQ4_NL: decode only) and the rest as stored, and must still give the definition bit for
+// groups and the rest as stored, and must still give the definition bit for
 // bit: whole groups, groups with tail rows, fewer rows than a group, rows past the decode's
 // chunk (64 blocks of 256, 512 of 32), shares of 1 and 3 threads (which cut the rows on group
 // boundaries), token counts off the 8-token tile and the 96-token chunk, and IQ4_NL rows of an odd

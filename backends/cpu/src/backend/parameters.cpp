@@ -4,10 +4,11 @@
 // the lease with its shard pin is released before materialize returns. Bytes the source gathered
 // into a copy, or that sit at an address less aligned than an allocation's, are copied once,
 // unchanged, into storage the weight owns. Either way nothing is densified. Where the kernel table
-// reads an encoding faster in its row groups (AVX-512: the K-quants and IQ4_XS, 16 rows side by
-// side), the weight also gets that second layout, made once here, and the mapped pages it was made
-// from are let go; not an embedding table that no product reads (CpuMaterializationContext::
-// rows_only: token_embd when the output matrix is not tied to it), whose rows are read as stored.
+// reads an encoding faster in its row groups (AVX-512: the K-quants, IQ4_XS, IQ4_NL and Q4_0, 16
+// rows side by side), the weight also gets that second layout, made once here, and the mapped pages
+// it was made from are let go; not an embedding table that no product reads
+// (CpuMaterializationContext:: rows_only: token_embd when the output matrix is not tied to it),
+// whose rows are read as stored.
 #include <cstddef>
 #include <cstdint>
 #include <new>

@@ -83,6 +83,31 @@ void get_row(const VecOps& ops, const MatrixView& table, std::size_t row, float*
 
 namespace {
 
+// A weight's rows [0, grouped) read from its row groups (row_groups.hpp) when `use` (the table has
+// a product of them for this path), the rest as stored. split(r0, r1, grouped_fn, stored_fn) on a
+// work item's rows (r0 a multiple of kRowGroupRows): grouped_fn(first group, group count) for its
+// whole groups, then stored_fn(first stored row) for the rows past them, if any.
+class RowGroupSplit {
+ public:
+  RowGroupSplit(const MatrixView& w, bool use)
+      : groups_(static_cast<const std::byte*>(w.row_groups)),
+        stride_(row_group_stride(w.dtype, w.cols)),
+        grouped_(use ? w.rows / kRowGroupRows * kRowGroupRows : 0) {}
+
+  template <typename Grouped, typename Stored>
+  void split(std::size_t r0, std::size_t r1, Grouped&& grouped_fn, Stored&& stored_fn) const {
+    const std::size_t end = std::min(r1, grouped_);
+    if (r0 < end) grouped_fn(groups_ + r0 / kRowGroupRows * stride_, (end - r0) / kRowGroupRows);
+    const std::size_t tail = std::max(r0, end);
+    if (tail < r1) stored_fn(tail);
+  }
+
+ private:
+  const std::byte* groups_;
+  std::size_t stride_;
+  std::size_t grouped_;
+};
+
 // Runs fn(row0, row1, tok0, tok1) over a grid of row blocks x token chunks, dynamically scheduled.
 template <typename Fn>
 void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_block,
@@ -141,23 +166,20 @@ void kquant_matmul(const VecOps& ops, KQuantGemm kgemm, const MatrixView& w, Tok
   if (group_gemm != nullptr) {
     // Rows [0, grouped) from the row groups, whatever the batch (their unpacking into the prompt
     // tiles' layout is cheap); the last rows % 16 as stored. Row blocks are whole groups.
-    const std::size_t grouped = w.rows / kRowGroupRows * kRowGroupRows;
-    const auto* groups = static_cast<const std::byte*>(w.row_groups);
-    const std::size_t group_bytes = row_group_stride(w.dtype, w.cols);
+    const RowGroupSplit rows(w, true);
     for_each_tile_item(
         pool, w.rows, kPromptRowBlock, n_tokens,
         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
           float* yt = y + t0 * w.rows;
-          const std::size_t end = std::min(r1, grouped);
-          if (r0 < end) {
-            group_gemm(groups + r0 / kRowGroupRows * group_bytes, (end - r0) / kRowGroupRows,
-                       xq + t0 * n_super, n_super, t1 - t0, yt + r0, w.rows);
-          }
-          const std::size_t tail = std::max(r0, end);
-          if (tail < r1) {
-            kgemm(base + tail * row_bytes, row_bytes, r1 - tail, xq + t0 * n_super, n_super,
-                  t1 - t0, yt + tail, w.rows);
-          }
+          rows.split(
+              r0, r1,
+              [&](const std::byte* groups, std::size_t n_groups) {
+                group_gemm(groups, n_groups, xq + t0 * n_super, n_super, t1 - t0, yt + r0, w.rows);
+              },
+              [&](std::size_t tail) {
+                kgemm(base + tail * row_bytes, row_bytes, r1 - tail, xq + t0 * n_super, n_super,
+                      t1 - t0, yt + tail, w.rows);
+              });
         },
         float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
     return;
@@ -253,15 +275,29 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, TokenForms& forms, flo
     // Quantized, then laid out as the prompt products read them (codes + 128, scales apart).
     const std::size_t n_blocks = w.cols / 32;
     const PromptActivations xp = forms.prompt_q8(pool);
-    // A work item repacks its rows once, so it takes all the tokens when there are enough row
-    // blocks to keep every thread busy.
+    // Rows [0, grouped) from the row groups where the table laid the weight out in them (so a
+    // prompt does not read the stored rows back in), the rest as stored. A work item repacks its
+    // rows once, so it takes all the tokens when there are enough row blocks to keep every
+    // thread busy. Row blocks are whole groups.
+    const RowGroupGemmQ8 group_gemm = w.row_groups != nullptr && ops.row_group_products != nullptr
+                                          ? ops.row_group_products(w.dtype).gemm_q8
+                                          : nullptr;
+    const RowGroupSplit rows(w, group_gemm != nullptr);
     for_each_tile_item(
         pool, w.rows, kPromptRowBlock, n_tokens,
         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
           const PromptActivations xt{xp.codes + t0 * n_blocks * 32, xp.d + t0 * n_blocks,
                                      xp.s + t0 * n_blocks};
-          prompt_gemm(base + r0 * row_bytes, row_bytes, r1 - r0, xt, n_blocks, t1 - t0,
-                      y + t0 * w.rows + r0, w.rows);
+          float* yt = y + t0 * w.rows;
+          rows.split(
+              r0, r1,
+              [&](const std::byte* groups, std::size_t n_groups) {
+                group_gemm(groups, n_groups, xt, n_blocks, t1 - t0, yt + r0, w.rows);
+              },
+              [&](std::size_t tail) {
+                prompt_gemm(base + tail * row_bytes, row_bytes, r1 - tail, xt, n_blocks, t1 - t0,
+                            yt + tail, w.rows);
+              });
         },
         float_token_chunk(w.rows, kPromptRowBlock, n_tokens, pool));
     return true;
@@ -273,6 +309,34 @@ bool tiled_matmul(const VecOps& ops, const MatrixView& w, TokenForms& forms, flo
   if (qgemm != nullptr) {
     const std::size_t n_blocks = w.cols / 32;
     const ActQ8Block* xq = forms.q8(pool);
+    const RowGroupDecodeQ8 group_decode =
+        w.row_groups != nullptr && ops.row_group_products != nullptr
+            ? ops.row_group_products(w.dtype).decode_q8
+            : nullptr;
+    if (group_decode != nullptr) {
+      // A short batch of a weight in row groups: the one-token product of the groups once per
+      // token (the short batch's values are the one-token ones by definition), a work item's
+      // groups staying in cache from one token to the next; the last rows % 16 as stored.
+      const RowGroupSplit rows(w, true);
+      for_each_tile_item(pool, w.rows, kPromptRowBlock, n_tokens,
+                         [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
+                           rows.split(
+                               r0, r1,
+                               [&](const std::byte* groups, std::size_t n_groups) {
+                                 for (std::size_t t = t0; t < t1; ++t)
+                                   group_decode(groups, n_groups, xq + t * n_blocks, n_blocks,
+                                                y + t * w.rows + r0);
+                               },
+                               [&](std::size_t tail) {
+                                 float* scratch = thread_scratch<float, TileRows>(
+                                     quant_gemm_scratch_floats(kQuantRowBlock, n_blocks));
+                                 qgemm(base + tail * row_bytes, row_bytes, r1 - tail,
+                                       xq + t0 * n_blocks, n_blocks, t1 - t0,
+                                       y + t0 * w.rows + tail, w.rows, scratch);
+                               });
+                         });
+      return true;
+    }
     for_each_tile_item(pool, w.rows, kQuantRowBlock, n_tokens,
                        [&](std::size_t r0, std::size_t r1, std::size_t t0, std::size_t t1) {
                          float* scratch = thread_scratch<float, TileRows>(

@@ -160,17 +160,17 @@ void pack_iq4xs_row(const enc::BlockIQ4_XS& b, std::size_t r, IQ4XSRowGroupBlock
   out.d[r] = b.d;
 }
 
-// IQ4_NL: the code bytes as stored, 4 at a time, into block b's half of its pair.
-void pack_iq4nl_row(const enc::BlockIQ4_NL& b, std::size_t half, std::size_t r,
-                    IQ4NLRowGroupPair& out) {
+// Q4_0 / IQ4_NL: the code bytes as stored, 4 at a time, into block b's half of its pair.
+template <typename Block>
+void pack_nibble32_row(const Block& b, std::size_t half, std::size_t r, Nibble32RowGroupPair& out) {
   for (int k = 0; k < 4; ++k)
     std::memcpy(&out.codes[half][k][4 * r], b.qs + 4 * k, 4);
   out.d[half][r] = b.d;
 }
 
 // Whole groups of 16 rows of n_blocks blocks each, into units of kBlocksPerUnit blocks (Unit):
-// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (IQ4_NL's
-// pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
+// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (Q4_0's and
+// IQ4_NL's pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
 template <typename Block, typename Unit, std::size_t kBlocksPerUnit = 1, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out,
                  PackRow pack_row) {
@@ -183,8 +183,8 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, voi
   // took ~1.1 s more to load; this way ~0.4 s.
   for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
     // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) and an odd block count's empty half
-    // (IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is in cache
-    // when its rows fill it.
+    // (Q4_0, IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is in
+    // cache when its rows fill it.
     Unit* group = units + g * n_units;
     std::memset(static_cast<void*>(group), 0, n_units * sizeof(Unit));
     for (std::size_t r = 0; r < kRowGroupRows; ++r) {
@@ -203,9 +203,10 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, voi
 }  // namespace
 
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
-  if (dtype == DType::kIQ4_NL) {
-    if (cols % enc::kQK4_NL != 0) return 0;
-    return (cols / enc::kQK4_NL + 1) / 2 * sizeof(IQ4NLRowGroupPair);
+  if (dtype == DType::kQ4_0 || dtype == DType::kIQ4_NL) {
+    static_assert(enc::kQK4_0 == 32 && enc::kQK4_NL == 32);
+    if (cols % 32 != 0) return 0;
+    return (cols / 32 + 1) / 2 * sizeof(Nibble32RowGroupPair);
   }
   if (cols % enc::kQK_K != 0) return 0;
   switch (dtype) {
@@ -247,8 +248,11 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
   } else if (dtype == DType::kIQ4_XS) {
     pack_groups<enc::BlockIQ4_XS, IQ4XSRowGroupBlock>(rows, n_rows, n_super, out, pack_iq4xs_row);
   } else if (dtype == DType::kIQ4_NL) {
-    pack_groups<enc::BlockIQ4_NL, IQ4NLRowGroupPair, 2>(rows, n_rows, cols / enc::kQK4_NL, out,
-                                                        pack_iq4nl_row);
+    pack_groups<enc::BlockIQ4_NL, Nibble32RowGroupPair, 2>(rows, n_rows, cols / 32, out,
+                                                           pack_nibble32_row<enc::BlockIQ4_NL>);
+  } else if (dtype == DType::kQ4_0) {
+    pack_groups<enc::BlockQ4_0, Nibble32RowGroupPair, 2>(rows, n_rows, cols / 32, out,
+                                                         pack_nibble32_row<enc::BlockQ4_0>);
   }
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
 // products read that layout faster than the rows as stored (the AVX-512 and AMX tables' K-quant,
-// IQ4_XS and IQ4_NL products: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files, the
-// IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones).
+// IQ4_XS, IQ4_NL and Q4_0 products: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files,
+// the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones, the Q4_0 of Q4_0 files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -131,16 +131,18 @@ struct alignas(64) IQ4XSRowGroupBlock {
 };
 static_assert(sizeof(IQ4XSRowGroupBlock) == 2240, "16 rows x 136 bytes, plus 4 bytes per row");
 
-// Two blocks of 32 (elements 64p .. 64p + 63) of 16 IQ4_NL rows. Code vector k of half h holds, in
-// row r's lane, bytes 4k .. 4k + 3 of the qs of the row's block 2p + h as stored: their low nibbles
-// are elements 4k + i of the block (codebook indices), their high nibbles elements 16 + 4k + i, a
-// slice each as Q4_K's. Two blocks, so that a pair is whole cache lines (9); a row of an odd number
-// of blocks leaves the last pair's second half zero, and no product reads it.
-struct alignas(64) IQ4NLRowGroupPair {
+// Two blocks of 32 (elements 64p .. 64p + 63) of 16 Q4_0 or IQ4_NL rows (both an F16 scale and 16
+// bytes of nibbles per block, low nibbles elements 0 .. 15, high nibbles 16 .. 31). Code vector k
+// of half h holds, in row r's lane, bytes 4k .. 4k + 3 of the qs of the row's block 2p + h as
+// stored: their low nibbles are elements 4k + i of the block (Q4_0 codes, IQ4_NL codebook
+// indices), their high nibbles elements 16 + 4k + i, a slice each as Q4_K's. Two blocks, so that a
+// pair is whole cache lines (9); a row of an odd number of blocks leaves the last pair's second
+// half zero, and no product reads it.
+struct alignas(64) Nibble32RowGroupPair {
   std::uint8_t codes[2][4][64];
   std::uint16_t d[2][kRowGroupRows];  // [h][r]: the scale of block 2p + h of row r (F16, as stored)
 };
-static_assert(sizeof(IQ4NLRowGroupPair) == 576, "16 rows x 2 blocks x 18 bytes");
+static_assert(sizeof(Nibble32RowGroupPair) == 576, "16 rows x 2 blocks x 18 bytes");
 
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;

@@ -96,16 +96,23 @@ using RowGroupDecode = void (*)(const void* groups, std::size_t n_groups,
 using RowGroupGemm = void (*)(const void* groups, std::size_t n_groups,
                               const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
                               float* y, std::size_t ldy);
-// The one-token product of IQ4_NL row groups (activations in 8-bit blocks of 32): y[16 g + r],
-// quant_row_dot's values bit for bit. Several tokens read such a weight's rows as stored.
+// The one-token product of Q4_0 or IQ4_NL row groups (activations in 8-bit blocks of 32):
+// y[16 g + r], quant_row_dot's values bit for bit.
 using RowGroupDecodeQ8 = void (*)(const void* groups, std::size_t n_groups, const ActQ8Block* x,
                                   std::size_t n_blocks, float* y);
+// Their prompt product (more than kTokenTile tokens): y[t * ldy + 16 g + r] for tokens t < n,
+// quant_prompt_gemm's values bit for bit.
+using RowGroupGemmQ8 = void (*)(const void* groups, std::size_t n_groups,
+                                const PromptActivations& x, std::size_t n_blocks, std::size_t n,
+                                float* y, std::size_t ldy);
 // Set for an encoding this table wants laid out in row groups at load: decode and gemm (q8_K
-// activations), or decode_q8 alone.
+// activations), or decode_q8 (8-bit blocks of 32) with gemm_q8 where prompts read the groups too
+// (short batches take decode_q8 once per token: their values are the one-token ones).
 struct RowGroupProducts {
   RowGroupDecode decode = nullptr;
   RowGroupGemm gemm = nullptr;
   RowGroupDecodeQ8 decode_q8 = nullptr;
+  RowGroupGemmQ8 gemm_q8 = nullptr;
   bool any() const noexcept {
     return (decode != nullptr && gemm != nullptr) || decode_q8 != nullptr;
   }
@@ -298,11 +305,15 @@ QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
-// Q2_K..Q6_K, IQ4_XS and IQ4_NL row groups (avx512/row_groups_avx512.cpp); empty for the other
-// encodings.
+// Q2_K..Q6_K, IQ4_XS, IQ4_NL and Q4_0 row groups (avx512/row_groups_avx512.cpp); empty for the
+// other encodings.
 RowGroupProducts row_group_products_avx512(DType dtype);
-// The IQ4_NL one (avx512/iq4nl_row_groups_avx512.cpp).
+// The IQ4_NL one (avx512/iq4nl_row_groups_avx512.cpp) and the Q4_0 one
+// (avx512/q4_0_row_groups_avx512.cpp).
 RowGroupDecodeQ8 iq4nl_row_group_decode_avx512();
+RowGroupDecodeQ8 q4_0_row_group_decode_avx512();
+// Their prompt products (avx512/quant_prompt_avx512.cpp).
+RowGroupGemmQ8 row_group_prompt_gemm_avx512(DType dtype);
 void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,
                       const std::uint16_t* x, std::size_t ldx, std::size_t n, std::size_t k,
                       float* y, std::size_t ldy);

@@ -1,8 +1,8 @@
 // AVX-512 VNNI one-token product (decode) of IQ4_NL weights laid out in groups of 16 rows
-// (row_groups.hpp: IQ4NLRowGroupPair), with the values of the row dot (reference::dot_iq4_nl_q8_0)
-// bit for bit: per block of 32 the exact int32 sum of the codebook values times the activation
-// codes, then acc = fma(fl(d_w x d_x), float(isum), acc), the blocks in order, one chain per row
-// (row r in lane r).
+// (row_groups.hpp: Nibble32RowGroupPair), with the values of the row dot
+// (reference::dot_iq4_nl_q8_0) bit for bit: per block of 32 the exact int32 sum of the codebook
+// values times the activation codes, then acc = fma(fl(d_w x d_x), float(isum), acc), the blocks in
+// order, one chain per row (row r in lane r).
 //
 // Why: the four-row product (iq4nl_matvec_avx512.cpp) reduces every row's lanes to one sum per
 // block and runs a float step per row and block; one Zen 4 thread read 13 GB/s with it, from cache
@@ -73,7 +73,7 @@ inline __m512 block_step(const std::uint8_t (&codes)[4][64], const std::uint16_t
 
 void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::size_t n_blocks,
             float* y) {
-  const auto* pairs = static_cast<const IQ4NLRowGroupPair*>(groups);
+  const auto* pairs = static_cast<const Nibble32RowGroupPair*>(groups);
   const std::size_t n_pairs = (n_blocks + 1) / 2;
   alignas(16) std::uint8_t shifted[16];
   for (int i = 0; i < 16; ++i)
@@ -90,13 +90,13 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
       minus_shift[b] = -128 * sum;
     }
     for (std::size_t g = 0; g < n_groups; ++g) {
-      const IQ4NLRowGroupPair* gp = pairs + g * n_pairs + b0 / 2;
+      const Nibble32RowGroupPair* gp = pairs + g * n_pairs + b0 / 2;
       float* yg = y + g * kRowGroupRows;
       __m512 acc = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(yg);
       for (std::size_t b = 0; b < n; b += 2) {
-        const IQ4NLRowGroupPair& pair = gp[b / 2];
+        const Nibble32RowGroupPair& pair = gp[b / 2];
         const char* ahead = reinterpret_cast<const char*>(&pair) + kGroupStreamAheadBytes;
-        for (std::size_t line = 0; line < sizeof(IQ4NLRowGroupPair); line += 64)
+        for (std::size_t line = 0; line < sizeof(Nibble32RowGroupPair); line += 64)
           _mm_prefetch(ahead + line, _MM_HINT_T1);
         acc = block_step(pair.codes[0], pair.d[0], x[b0 + b], minus_shift[b], codebook, acc);
         if (b + 1 < n)

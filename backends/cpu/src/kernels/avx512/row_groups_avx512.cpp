@@ -19,8 +19,10 @@
 // tile forms the same exact sums there; the row-group layout is that layout with the codes still
 // packed, so the unpacking is a few masks per vector.
 //
-// IQ4_NL (blocks of 32, q8_0 activations) has its one-token product in
-// iq4nl_row_groups_avx512.cpp; its products of several tokens read the rows as stored.
+// IQ4_NL and Q4_0 (blocks of 32, q8_0 activations) have their one-token products in
+// iq4nl_row_groups_avx512.cpp and q4_0_row_groups_avx512.cpp, their prompt products in
+// quant_prompt_avx512.cpp (repacked from the groups); short batches take the one-token product
+// once per token (matmul.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -115,7 +117,11 @@ RowGroupProducts row_group_products_avx512(DType dtype) {
     case DType::kIQ4_XS:
       return {decode<row_groups::IQ4XSGroups>, gemm<row_groups::IQ4XSGroups>};
     case DType::kIQ4_NL:
-      return {.decode_q8 = iq4nl_row_group_decode_avx512()};
+      return {.decode_q8 = iq4nl_row_group_decode_avx512(),
+              .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
+    case DType::kQ4_0:
+      return {.decode_q8 = q4_0_row_group_decode_avx512(),
+              .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
     default:
       return {};
   }
