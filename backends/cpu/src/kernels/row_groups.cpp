@@ -168,9 +168,19 @@ void pack_nibble32_row(const Block& b, std::size_t half, std::size_t r, Nibble32
   out.d[half][r] = b.d;
 }
 
+// Q8_0: the codes + 128, 4 at a time, into block b's half of its pair.
+void pack_q8_0_row(const enc::BlockQ8_0& b, std::size_t half, std::size_t r,
+                   Q8_0RowGroupPair& out) {
+  for (int j = 0; j < 8; ++j) {
+    for (int i = 0; i < 4; ++i)
+      out.codes[half][j][4 * r + i] = static_cast<std::uint8_t>(b.qs[4 * j + i] + 128);
+  }
+  out.d[half][r] = b.d;
+}
+
 // Whole groups of 16 rows of n_blocks blocks each, into units of kBlocksPerUnit blocks (Unit):
-// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (Q4_0's and
-// IQ4_NL's pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
+// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (Q4_0's, Q8_0's
+// and IQ4_NL's pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
 template <typename Block, typename Unit, std::size_t kBlocksPerUnit = 1, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out,
                  PackRow pack_row) {
@@ -183,8 +193,8 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, voi
   // took ~1.1 s more to load; this way ~0.4 s.
   for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
     // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) and an odd block count's empty half
-    // (Q4_0, IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is in
-    // cache when its rows fill it.
+    // (Q4_0, Q8_0, IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is
+    // in cache when its rows fill it.
     Unit* group = units + g * n_units;
     std::memset(static_cast<void*>(group), 0, n_units * sizeof(Unit));
     for (std::size_t r = 0; r < kRowGroupRows; ++r) {
@@ -207,6 +217,11 @@ std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
     static_assert(enc::kQK4_0 == 32 && enc::kQK4_NL == 32);
     if (cols % 32 != 0) return 0;
     return (cols / 32 + 1) / 2 * sizeof(Nibble32RowGroupPair);
+  }
+  if (dtype == DType::kQ8_0) {
+    static_assert(enc::kQK8_0 == 32);
+    if (cols % 32 != 0) return 0;
+    return (cols / 32 + 1) / 2 * sizeof(Q8_0RowGroupPair);
   }
   if (cols % enc::kQK_K != 0) return 0;
   switch (dtype) {
@@ -253,6 +268,8 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
   } else if (dtype == DType::kQ4_0) {
     pack_groups<enc::BlockQ4_0, Nibble32RowGroupPair, 2>(rows, n_rows, cols / 32, out,
                                                          pack_nibble32_row<enc::BlockQ4_0>);
+  } else if (dtype == DType::kQ8_0) {
+    pack_groups<enc::BlockQ8_0, Q8_0RowGroupPair, 2>(rows, n_rows, cols / 32, out, pack_q8_0_row);
   }
 }
 

@@ -2,7 +2,8 @@
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
 // products read that layout faster than the rows as stored (the AVX-512 and AMX tables' K-quant,
 // IQ4_XS, IQ4_NL and Q4_0 products: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files,
-// the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones, the Q4_0 of Q4_0 files).
+// the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones, the Q4_0 and Q8_0 of Q4_0 and Q8_0
+// files).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -144,6 +145,15 @@ struct alignas(64) Nibble32RowGroupPair {
 };
 static_assert(sizeof(Nibble32RowGroupPair) == 576, "16 rows x 2 blocks x 18 bytes");
 
+// Two blocks of 32 (elements 64p .. 64p + 63) of 16 Q8_0 rows. Code vector j of half h holds, in
+// row r's lane, codes 4j .. 4j + 3 of the row's block 2p + h plus 128 (unsigned bytes, as vpdpbusd
+// reads its first operand; the offset's share is then one of the activations alone). Two blocks,
+// so that a pair is whole cache lines (17); an odd block count's last half stays zero, unread.
+struct alignas(64) Q8_0RowGroupPair {
+  std::uint8_t codes[2][8][64];
+  std::uint16_t d[2][kRowGroupRows];  // [h][r]: the scale of block 2p + h of row r (F16, as stored)
+};
+static_assert(sizeof(Q8_0RowGroupPair) == 1088, "16 rows x 2 blocks x 34 bytes");
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;
 

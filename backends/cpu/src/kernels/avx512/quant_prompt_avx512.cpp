@@ -22,10 +22,11 @@
 // the sign bit flipped) and the codes as signed; the offset's share, 128 * (sum of the row's
 // codes), is computed at the repack and is the start value of every token's sum.
 //
-// Q4_0 and IQ4_NL weights the table laid out in row groups at load (row_groups.hpp:
-// Nibble32RowGroupPair, read by their one-token products) are repacked from those groups, not from
-// the rows as stored: a group pair's code vectors already hold the 16 rows' dwords side by side,
-// so the repack is a mask, a shift and an offset or codebook look-up per vector, and a prompt
+// Q4_0, Q8_0 and IQ4_NL weights the table laid out in row groups at load (row_groups.hpp:
+// Nibble32RowGroupPair, Q8_0RowGroupPair, read by their one-token products) are repacked from
+// those groups, not from the rows as stored: a group pair's code vectors already hold the 16 rows'
+// dwords side by side, so the repack is a mask, a shift and an offset or codebook look-up per
+// vector (Q8_0: one xor), and a prompt
 // never reads the stored rows, whose mapped pages the load let go (so a prompt does not bring a
 // second copy of the weights back into memory).
 #include <cstddef>
@@ -61,36 +62,46 @@ void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const Promp
       });
 }
 
-// The signed codes of 64 nibbles (one per byte): Q4_0's code - 8, IQ4_NL's codebook value.
+// Slice j (elements 4j .. 4j + 3 of each row, row r in lane r) of half h of a group pair as the
+// prompt tiles' signed codes: Q4_0's nibble - 8, IQ4_NL's codebook value, Q8_0's byte - 128.
 template <typename F>
-inline __m512i signed_nibbles(__m512i nibbles) {
-  if constexpr (std::is_same_v<F, Q4_0>) {
-    return _mm512_sub_epi8(nibbles, _mm512_set1_epi8(8));
+inline __m512i signed_slice(const void* pair, std::size_t h, int j) {
+  if constexpr (std::is_same_v<F, Q8_0>) {
+    const auto& p = *static_cast<const Q8_0RowGroupPair*>(pair);
+    return _mm512_xor_si512(_mm512_load_si512(p.codes[h][j]), _mm512_set1_epi8(-128));
   } else {
-    static_assert(std::is_same_v<F, IQ4_NL>);
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4nl_table())),
-                               nibbles);
+    const auto& p = *static_cast<const Nibble32RowGroupPair*>(pair);
+    const __m512i v = _mm512_load_si512(p.codes[h][j % 4]);
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    const __m512i n =
+        j < 4 ? _mm512_and_si512(v, nibble) : _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+    if constexpr (std::is_same_v<F, Q4_0>) {
+      return _mm512_sub_epi8(n, _mm512_set1_epi8(8));
+    } else {
+      static_assert(std::is_same_v<F, IQ4_NL>);
+      return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4nl_table())), n);
+    }
   }
 }
 
-// One group's n_blocks blocks from its pairs into the prompt tiles' GroupBlock: code vector k's
-// low nibbles are dword k of every row, its high nibbles dword 4 + k.
 template <typename F>
-void repack_pairs(const Nibble32RowGroupPair* pairs, std::size_t n_blocks, GroupBlock<false>* out) {
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
+using GroupPairOf =
+    std::conditional_t<std::is_same_v<F, Q8_0>, Q8_0RowGroupPair, Nibble32RowGroupPair>;
+
+// One group's n_blocks blocks from its pairs into the prompt tiles' GroupBlock: slice j is dword j
+// of every row.
+template <typename F>
+void repack_pairs(const GroupPairOf<F>* pairs, std::size_t n_blocks, GroupBlock<false>* out) {
   for (std::size_t b = 0; b < n_blocks; ++b) {
-    const Nibble32RowGroupPair& pair = pairs[b / 2];
+    const GroupPairOf<F>& pair = pairs[b / 2];
     const std::size_t h = b % 2;
     GroupBlock<false>& gb = out[b];
     __m512i sum = _mm512_setzero_si512();
-    for (int k = 0; k < 4; ++k) {
-      const __m512i v = _mm512_load_si512(pair.codes[h][k]);
-      const __m512i lo = signed_nibbles<F>(_mm512_and_si512(v, nibble));
-      const __m512i hi = signed_nibbles<F>(_mm512_and_si512(_mm512_srli_epi16(v, 4), nibble));
-      _mm512_store_si512(gb.codes[k], lo);
-      _mm512_store_si512(gb.codes[4 + k], hi);
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), lo);  // the rows' code sums
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), hi);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i codes = signed_slice<F>(&pair, h, j);
+      _mm512_store_si512(gb.codes[j], codes);
+      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), codes);  // the rows' code sums
     }
     _mm512_store_si512(gb.start,
                        _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7)));
@@ -103,7 +114,7 @@ void group_prompt_gemm(const void* groups, std::size_t n_groups, const PromptAct
                        std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   using Group = GroupBlock<false>;
   Group* unpacked = group_scratch<Group>(n_groups * n_blocks);
-  const auto* pairs = static_cast<const Nibble32RowGroupPair*>(groups);
+  const auto* pairs = static_cast<const GroupPairOf<F>*>(groups);
   const std::size_t n_pairs = (n_blocks + 1) / 2;
   run_prompt_item<kLanes, kTokens>(
       n_groups * kLanes, n,
@@ -125,6 +136,8 @@ RowGroupGemmQ8 row_group_prompt_gemm_avx512(DType dtype) {
       return group_prompt_gemm<Q4_0>;
     case DType::kIQ4_NL:
       return group_prompt_gemm<IQ4_NL>;
+    case DType::kQ8_0:
+      return group_prompt_gemm<Q8_0>;
     default:
       return nullptr;
   }

@@ -1,10 +1,10 @@
-// AVX-512 VNNI one-token product (decode) of Q4_0 weights laid out in groups of 16 rows
-// (row_groups.hpp: Nibble32RowGroupPair), with the AVX2 table's values bit for bit
-// (avx2/vec_avx2.cpp row_dot_two_chains): per block, eight exact int32 lane sums (lane l: elements
-// 4l .. 4l + 3 of (code - 8) x activation), each converted and added by a fused multiply-add
+// AVX-512 VNNI one-token products (decode) of Q4_0 and Q8_0 weights laid out in groups of 16 rows
+// (row_groups.hpp: Nibble32RowGroupPair, Q8_0RowGroupPair), with the AVX2 table's values bit for
+// bit (avx2/vec_avx2.cpp row_dot_two_chains): per block, eight exact int32 lane sums (lane l:
+// elements 4l .. 4l + 3 of code x activation), each converted and added by a fused multiply-add
 // scaled by fl(d_w x d_x) into lane l of chain b % 2; at the end the two chains' sum and AVX2's
 // horizontal sum ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)). So choosing this table still
-// changes no token of a Q4_0 model.
+// changes no token of a Q4_0 or Q8_0 model.
 //
 // Why: the four-row product of rows as stored (quant_matvec_avx512.cpp) spends, per pair of blocks
 // and row, a lane permute of the codes, a conversion, a scale product and a multiply-add on 64
@@ -15,7 +15,9 @@
 // (row r in lane r), so per block of 16 rows the work is 4 loads, 8 nibble masks, 8 vpdpbusd (the
 // slice's 4 activation bytes broadcast from memory, minus 8 x their sum as the start value), 8
 // conversions and 8 multiply-adds into 16 accumulators (two chains x eight lanes), and one scale
-// product: 44 GB/s on one core from cache, 72 on two. The conversions and multiply-adds, which the
+// product: 44 GB/s on one core from cache, 72 on two (Q8_0 the same without the nibble masks, on
+// twice the bytes; the codes are stored + 128, unsigned, so that the offset's share is again one
+// of the activations only). The conversions and multiply-adds, which the
 // AVX2 values need per lane and block, are a fifth of that (without them: 56-58 GB/s); a product
 // with an exact sum per block (as the prompt tiles' and IQ4_NL's) would need one of each per block,
 // at the price of the tokens the AVX2 table gives.
@@ -50,9 +52,9 @@ constexpr std::size_t kChunk = 512;
 // the two apart no better than that. One stream, which the hardware prefetchers follow: no hint.
 constexpr bool kStreamHinted = false;
 
-// A block's 16-row sums for lane l start at -8 x (sum of activations 4l .. 4l + 3), so that one
-// vpdpbusd of the unsigned nibbles with the signed activations leaves the exact lane sum of
-// (code - 8) x activation.
+// A block's 16-row sums for lane l start at -offset x (sum of activations 4l .. 4l + 3), so that
+// one vpdpbusd of the unsigned codes (code + offset) with the signed activations leaves the exact
+// lane sum of code x activation.
 struct alignas(32) BlockStarts {
   std::int32_t minus_offset[8];
 };
@@ -63,28 +65,39 @@ inline __m512i broadcast4(const std::int8_t* p) {
   return _mm512_set1_epi32(four);
 }
 
+// Per encoding: the pair layout, the offset its unsigned codes carry, and slice j (elements
+// 4j .. 4j + 3 of each row, row r in lane r) of half h of a pair as unsigned bytes.
+struct Q4_0Groups {
+  using Pair = Nibble32RowGroupPair;
+  static constexpr int kOffset = 8;
+  static __m512i slice(const Pair& p, int h, int j) {
+    const __m512i v = _mm512_load_si512(p.codes[h][j % 4]);
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    return j < 4 ? _mm512_and_si512(v, nibble) : _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+  }
+};
+struct Q8_0Groups {
+  using Pair = Q8_0RowGroupPair;
+  static constexpr int kOffset = 128;
+  static __m512i slice(const Pair& p, int h, int j) { return _mm512_load_si512(p.codes[h][j]); }
+};
+
 // The 16 accumulators of a group: chain c (block parity), lane l at acc[8 c + l].
 struct Chains {
   __m512 acc[16];
 };
 
-// One block of 16 rows into chain `chain`'s eight lanes.
-inline void block_step(const std::uint8_t (&codes)[4][64], const std::uint16_t (&d)[16],
-                       const ActQ8Block& x, const BlockStarts& start, __m512* chain) {
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
-  const __m512 wd = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+// Half h of a pair (one block of 16 rows) into chain `chain`'s eight lanes.
+template <typename L>
+inline void block_step(const typename L::Pair& pair, int h, const ActQ8Block& x,
+                       const BlockStarts& start, __m512* chain) {
+  const __m512 wd = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair.d[h])));
   const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(x.d));  // fl(d_w x d_x), row by row
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i v = _mm512_load_si512(codes[k]);
-    const __m512i lo = _mm512_and_si512(v, nibble);
-    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-    const __m512i sum_lo =
-        _mm512_dpbusd_epi32(_mm512_set1_epi32(start.minus_offset[k]), lo, broadcast4(x.qs + 4 * k));
-    const __m512i sum_hi = _mm512_dpbusd_epi32(_mm512_set1_epi32(start.minus_offset[4 + k]), hi,
-                                               broadcast4(x.qs + 16 + 4 * k));
-    chain[k] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum_lo), chain[k]);
-    chain[4 + k] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum_hi), chain[4 + k]);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m512i sum = _mm512_dpbusd_epi32(_mm512_set1_epi32(start.minus_offset[j]),
+                                            L::slice(pair, h, j), broadcast4(x.qs + 4 * j));
+    chain[j] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum), chain[j]);
   }
 }
 
@@ -101,9 +114,11 @@ inline __m512 finish(const Chains& c) {
   return _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
 }
 
+template <typename L>
 void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::size_t n_blocks,
             float* y) {
-  const auto* pairs = static_cast<const Nibble32RowGroupPair*>(groups);
+  using Pair = typename L::Pair;
+  const auto* pairs = static_cast<const Pair*>(groups);
   const std::size_t n_pairs = (n_blocks + 1) / 2;
   // Rows longer than one pass keep every group's chains here between passes (operator new, not a
   // container: no inline library template is instantiated with this unit's AVX-512 flags).
@@ -117,27 +132,26 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
     const bool last = b0 + n == n_blocks;
     for (std::size_t b = 0; b < n; ++b) {
       const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b0 + b].qs));
-      const __m256i eight_sums =
-          _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), xv);
+      const __m256i offset_sums = _mm256_dpbusd_epi32(
+          _mm256_setzero_si256(), _mm256_set1_epi8(static_cast<char>(L::kOffset)), xv);
       _mm256_store_si256(reinterpret_cast<__m256i*>(starts[b].minus_offset),
-                         _mm256_sub_epi32(_mm256_setzero_si256(), eight_sums));
+                         _mm256_sub_epi32(_mm256_setzero_si256(), offset_sums));
     }
     for (std::size_t g = 0; g < n_groups; ++g) {
-      const Nibble32RowGroupPair* gp = pairs + g * n_pairs + b0 / 2;
+      const Pair* gp = pairs + g * n_pairs + b0 / 2;
       Chains c;
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i)
         c.acc[i] = first ? _mm512_setzero_ps() : kept[g].acc[i];
       for (std::size_t b = 0; b < n; b += 2) {
-        const Nibble32RowGroupPair& pair = gp[b / 2];
+        const Pair& pair = gp[b / 2];
         const char* ahead = reinterpret_cast<const char*>(&pair) + kGroupStreamAheadBytes;
         if constexpr (kStreamHinted) {
-          for (std::size_t line = 0; line < sizeof(Nibble32RowGroupPair); line += 64)
+          for (std::size_t line = 0; line < sizeof(Pair); line += 64)
             _mm_prefetch(ahead + line, _MM_HINT_T1);
         }
-        block_step(pair.codes[0], pair.d[0], x[b0 + b], starts[b], c.acc);
-        if (b + 1 < n)
-          block_step(pair.codes[1], pair.d[1], x[b0 + b + 1], starts[b + 1], c.acc + 8);
+        block_step<L>(pair, 0, x[b0 + b], starts[b], c.acc);
+        if (b + 1 < n) block_step<L>(pair, 1, x[b0 + b + 1], starts[b + 1], c.acc + 8);
       }
       if (last) {
         _mm512_storeu_ps(y + g * kRowGroupRows, finish(c));
@@ -152,7 +166,11 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
 }  // namespace
 
 RowGroupDecodeQ8 q4_0_row_group_decode_avx512() {
-  return decode;
+  return decode<Q4_0Groups>;
+}
+
+RowGroupDecodeQ8 q8_0_row_group_decode_avx512() {
+  return decode<Q8_0Groups>;
 }
 
 }  // namespace eredu::cpu::detail
