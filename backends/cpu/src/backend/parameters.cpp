@@ -1,14 +1,14 @@
 // CpuBackend's ParameterBackend: recipes are whole-tensor Sources (what the family schemas emit).
-// The kernels read a lease's packed bytes in place: the weight keeps the checkpoint's mapping
+// The kernels read a matrix's packed bytes in place: the weight keeps the checkpoint's mapping
 // (read-only, file-backed pages the kernel can drop and re-read, not a second resident copy), and
-// the lease with its shard pin is released before materialize returns. Bytes the source gathered
-// into a copy, or that sit at an address less aligned than an allocation's, are copied once,
-// unchanged, into storage the weight owns. Either way nothing is densified. Where the kernel table
-// reads an encoding faster in its row groups (AVX-512: the K-quants, IQ4_XS, IQ4_NL and Q4_0, 16
-// rows side by side), the weight also gets that second layout, made once here, and the mapped pages
-// it was made from are let go; not an embedding table that no product reads
-// (CpuMaterializationContext:: rows_only: token_embd when the output matrix is not tied to it),
-// whose rows are read as stored.
+// the lease with its shard pin is released before materialize returns. Vectors (norm weights,
+// biases), bytes the source gathered into a copy, and bytes at an address less aligned than an
+// allocation's are copied once, unchanged, into storage the weight owns. Either way nothing is
+// densified. Where the kernel table reads an encoding faster in its row groups (AVX-512: the
+// K-quants, IQ4_XS, IQ4_NL, Q4_0 and Q8_0, 16 rows side by side), the weight also gets that second
+// layout, made once here, and the mapped pages it was made from are let go; not an embedding table
+// that no product reads (CpuMaterializationContext::rows_only: token_embd when the output matrix is
+// not tied to it), whose rows are read as stored.
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -88,7 +88,13 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
   w.dtype = held.dtype();
   w.shape = shape;
   const std::span<const std::byte> bytes = held.bytes();
-  if (auto mapping = held.borrowed_mapping(); mapping != nullptr && is_allocation_aligned(bytes)) {
+  // Vectors (norm weights, biases) are copied, not read in place: they are a few KiB, read for
+  // every token, and sit in the file between the matrices, so reading one through the mapping
+  // mapped back, page-cache folio by folio (megabytes with large folios), the pages of the
+  // grouped matrices around it that the load had let go (smol135m Q8_0: 54 of its 146 MB).
+  const bool read_in_place = shape.size() == 2;
+  if (auto mapping = held.borrowed_mapping();
+      mapping != nullptr && read_in_place && is_allocation_aligned(bytes)) {
     const checkpoint::MappedFile* file = mapping.get();
     w.storage = std::move(mapping);
     w.bytes = bytes;
