@@ -102,10 +102,10 @@ TEST(Avx512Matmul, EveryEncodingGivesTheAvx2TablesValuesBitForBit) {
   }
 }
 
-// Q4_0, Q8_0 and IQ4_NL weights laid out in row groups of 16 at load (the avx512 table's one-token
-// products read rows [0, rows / 16 * 16) from the groups, the rest as stored): still the AVX2
-// table's values bit for bit, for whole groups and tail rows, fewer rows than a group, odd block
-// counts (the last pair half empty), rows longer than one 512-block pass (the Q4_0 and Q8_0
+// Weights with blocks of 32 (Q4_0 .. Q8_0, IQ4_NL) laid out in row groups of 16 at load (the avx512
+// table's one-token products read rows [0, rows / 16 * 16) from the groups, the rest as stored):
+// still the AVX2 table's values bit for bit, for whole groups and tail rows, fewer rows than a
+// group, odd block counts (the last pair half empty), rows longer than one 512-block pass (the
 // products keep their chains between passes), rows split across 3 threads, short batches (the
 // one-token product per token) and prompts (the prompt tiles on the groups repacked).
 TEST(Avx512Matmul, RowGroupsOfBlocksOf32GiveTheAvx2TablesValuesBitForBit) {
@@ -120,7 +120,8 @@ TEST(Avx512Matmul, RowGroupsOfBlocksOf32GiveTheAvx2TablesValuesBitForBit) {
                                      {48, 1, 67},   {5, 1, 8},    {96, 1, 8}, {35, 1, 513},
                                      {32, 1, 1100}, {64, 1, 256}, {33, 5, 2}, {48, 16, 4},
                                      {16, 17, 2},   {40, 25, 3}};
-  for (DType dtype : {DType::kQ4_0, DType::kQ8_0, DType::kIQ4_NL}) {
+  for (DType dtype :
+       {DType::kQ4_0, DType::kQ8_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL}) {
     ASSERT_GT(avx512->row_group_bytes(dtype, 16, 64), 0U)
         << "the avx512 table lays " << eredu::to_string(dtype) << " out in row groups";
     for (const Shape& s : shapes) {

@@ -178,9 +178,30 @@ void pack_q8_0_row(const enc::BlockQ8_0& b, std::size_t half, std::size_t r,
   out.d[half][r] = b.d;
 }
 
+// Q4_1 / Q5_0 / Q5_1: the nibble bytes as stored, 4 at a time; the fifth bits (element 4j + i's at
+// bit j of byte 4r + i); the scale and minimum.
+template <typename Block, typename Pair>
+void pack_affine_or_5bit_row(const Block& b, std::size_t half, std::size_t r, Pair& out) {
+  for (int k = 0; k < 4; ++k)
+    std::memcpy(&out.codes[half][k][4 * r], b.qs + 4 * k, 4);
+  if constexpr (requires { b.qh; }) {
+    std::uint32_t qh;
+    std::memcpy(&qh, b.qh, 4);
+    for (int i = 0; i < 4; ++i) {
+      std::uint8_t bits = 0;
+      for (int j = 0; j < 8; ++j)
+        bits = static_cast<std::uint8_t>(bits | (((qh >> (4 * j + i)) & 1U) << j));
+      out.high[half][4 * r + i] = bits;
+    }
+  }
+  out.d[half][r] = b.d;
+  if constexpr (requires { b.m; }) out.m[half][r] = b.m;
+}
+
 // Whole groups of 16 rows of n_blocks blocks each, into units of kBlocksPerUnit blocks (Unit):
-// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (Q4_0's, Q8_0's
-// and IQ4_NL's pairs) pack_row(block, half, r, unit); a last unit short of blocks stays zero.
+// pack_row(block, r, unit) puts row r's block in place, or with two blocks per unit (the pairs of
+// the encodings with blocks of 32) pack_row(block, half, r, unit); a last unit short of blocks
+// stays zero.
 template <typename Block, typename Unit, std::size_t kBlocksPerUnit = 1, typename PackRow>
 void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, void* out,
                  PackRow pack_row) {
@@ -193,7 +214,7 @@ void pack_groups(const void* rows, std::size_t n_rows, std::size_t n_blocks, voi
   // took ~1.1 s more to load; this way ~0.4 s.
   for (std::size_t g = 0; g < n_rows / kRowGroupRows; ++g) {
     // The blocks' alignment padding (Q3_K, Q6_K, IQ4_XS) and an odd block count's empty half
-    // (Q4_0, Q8_0, IQ4_NL) zeroed, so the groups are a function of the weight alone; the group is
+    // (blocks of 32) zeroed, so the groups are a function of the weight alone; the group is
     // in cache when its rows fill it.
     Unit* group = units + g * n_units;
     std::memset(static_cast<void*>(group), 0, n_units * sizeof(Unit));
@@ -218,10 +239,15 @@ std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept {
     if (cols % 32 != 0) return 0;
     return (cols / 32 + 1) / 2 * sizeof(Nibble32RowGroupPair);
   }
-  if (dtype == DType::kQ8_0) {
-    static_assert(enc::kQK8_0 == 32);
+  if (dtype == DType::kQ8_0 || dtype == DType::kQ4_1 || dtype == DType::kQ5_0 ||
+      dtype == DType::kQ5_1) {
+    static_assert(enc::kQK8_0 == 32 && enc::kQK4_1 == 32 && enc::kQK5_0 == 32 && enc::kQK5_1 == 32);
     if (cols % 32 != 0) return 0;
-    return (cols / 32 + 1) / 2 * sizeof(Q8_0RowGroupPair);
+    const std::size_t pair = dtype == DType::kQ8_0   ? sizeof(Q8_0RowGroupPair)
+                             : dtype == DType::kQ4_1 ? sizeof(Q4_1RowGroupPair)
+                             : dtype == DType::kQ5_0 ? sizeof(Q5_0RowGroupPair)
+                                                     : sizeof(Q5_1RowGroupPair);
+    return (cols / 32 + 1) / 2 * pair;
   }
   if (cols % enc::kQK_K != 0) return 0;
   switch (dtype) {
@@ -270,6 +296,15 @@ void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::siz
                                                          pack_nibble32_row<enc::BlockQ4_0>);
   } else if (dtype == DType::kQ8_0) {
     pack_groups<enc::BlockQ8_0, Q8_0RowGroupPair, 2>(rows, n_rows, cols / 32, out, pack_q8_0_row);
+  } else if (dtype == DType::kQ4_1) {
+    pack_groups<enc::BlockQ4_1, Q4_1RowGroupPair, 2>(
+        rows, n_rows, cols / 32, out, pack_affine_or_5bit_row<enc::BlockQ4_1, Q4_1RowGroupPair>);
+  } else if (dtype == DType::kQ5_0) {
+    pack_groups<enc::BlockQ5_0, Q5_0RowGroupPair, 2>(
+        rows, n_rows, cols / 32, out, pack_affine_or_5bit_row<enc::BlockQ5_0, Q5_0RowGroupPair>);
+  } else if (dtype == DType::kQ5_1) {
+    pack_groups<enc::BlockQ5_1, Q5_1RowGroupPair, 2>(
+        rows, n_rows, cols / 32, out, pack_affine_or_5bit_row<enc::BlockQ5_1, Q5_1RowGroupPair>);
   }
 }
 

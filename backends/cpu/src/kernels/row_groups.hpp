@@ -3,7 +3,7 @@
 // products read that layout faster than the rows as stored (the AVX-512 and AMX tables' K-quant,
 // IQ4_XS, IQ4_NL and Q4_0 products: the K-quants of Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files,
 // the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones, the Q4_0 and Q8_0 of Q4_0 and Q8_0
-// files).
+// files, the Q5_0 / Q5_1 of Q4_K_M / Q5_K_M files whose rows are no whole K-quant blocks).
 // Plain structs and declarations only, so AVX-512 translation units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
@@ -154,6 +154,32 @@ struct alignas(64) Q8_0RowGroupPair {
   std::uint16_t d[2][kRowGroupRows];  // [h][r]: the scale of block 2p + h of row r (F16, as stored)
 };
 static_assert(sizeof(Q8_0RowGroupPair) == 1088, "16 rows x 2 blocks x 34 bytes");
+// Two blocks of 32 of 16 Q4_1, Q5_0 or Q5_1 rows: the low 4 bits of the codes as
+// Nibble32RowGroupPair's code vectors (slice j of a half, elements 4j .. 4j + 3 of each row: the
+// low nibbles of vector j for j < 4, the high nibbles of vector j - 4 after); for Q5_0 / Q5_1 the
+// fifth bits, bit j of byte 4r + i of high[h] holding that of element 4j + i of row r (so a shift
+// by 4 - j and one mask put slice j's beside its nibbles); the scales; for Q4_1 / Q5_1 the
+// minimums. Each is the stored blocks' bytes exactly (10, 11 and 12 cache lines a pair).
+struct alignas(64) Q4_1RowGroupPair {
+  std::uint8_t codes[2][4][64];
+  std::uint16_t d[2][kRowGroupRows];  // [h][r], F16 as stored
+  std::uint16_t m[2][kRowGroupRows];
+};
+static_assert(sizeof(Q4_1RowGroupPair) == 640, "16 rows x 2 blocks x 20 bytes");
+struct alignas(64) Q5_0RowGroupPair {
+  std::uint8_t codes[2][4][64];
+  std::uint8_t high[2][64];
+  std::uint16_t d[2][kRowGroupRows];
+};
+static_assert(sizeof(Q5_0RowGroupPair) == 704, "16 rows x 2 blocks x 22 bytes");
+struct alignas(64) Q5_1RowGroupPair {
+  std::uint8_t codes[2][4][64];
+  std::uint8_t high[2][64];
+  std::uint16_t d[2][kRowGroupRows];
+  std::uint16_t m[2][kRowGroupRows];
+};
+static_assert(sizeof(Q5_1RowGroupPair) == 768, "16 rows x 2 blocks x 24 bytes");
+
 // Bytes of one group of 16 rows of `cols` elements (0 when the encoding has no row-group layout).
 std::size_t row_group_stride(DType dtype, std::size_t cols) noexcept;
 

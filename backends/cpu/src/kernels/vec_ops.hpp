@@ -96,8 +96,8 @@ using RowGroupDecode = void (*)(const void* groups, std::size_t n_groups,
 using RowGroupGemm = void (*)(const void* groups, std::size_t n_groups,
                               const encoding::BlockQ8_K* x, std::size_t n_super, std::size_t n,
                               float* y, std::size_t ldy);
-// The one-token product of Q4_0, Q8_0 or IQ4_NL row groups (activations in 8-bit blocks of 32):
-// y[16 g + r], quant_row_dot's values bit for bit.
+// The one-token product of row groups of an encoding with blocks of 32 (Q4_0 .. Q8_0, IQ4_NL)
+// (activations in 8-bit blocks of 32): y[16 g + r], quant_row_dot's values bit for bit.
 using RowGroupDecodeQ8 = void (*)(const void* groups, std::size_t n_groups, const ActQ8Block* x,
                                   std::size_t n_blocks, float* y);
 // Their prompt product (more than kTokenTile tokens): y[t * ldy + 16 g + r] for tokens t < n,
@@ -305,14 +305,17 @@ QuantMatvec quant_matvec_iq4_nl_avx512();
 QuantGemm quant_gemm_avx512(DType dtype);
 QuantPromptGemm quant_prompt_gemm_avx512(DType dtype);
 KQuantGemm kquant_prompt_gemm_avx512(DType dtype);
-// Q2_K..Q6_K, IQ4_XS, IQ4_NL, Q4_0 and Q8_0 row groups (avx512/row_groups_avx512.cpp); empty for
+// Q2_K..Q6_K, IQ4_XS, IQ4_NL and Q4_0 .. Q8_0 row groups (avx512/row_groups_avx512.cpp); empty for
 // the other encodings.
 RowGroupProducts row_group_products_avx512(DType dtype);
-// The IQ4_NL one (avx512/iq4nl_row_groups_avx512.cpp), the Q4_0 and Q8_0 ones
-// (avx512/q4_0_q8_0_row_groups_avx512.cpp).
+// The IQ4_NL one (avx512/iq4nl_row_groups_avx512.cpp), the Q4_0, Q8_0, Q4_1, Q5_0 and Q5_1 ones
+// (avx512/block32_row_groups_avx512.cpp).
 RowGroupDecodeQ8 iq4nl_row_group_decode_avx512();
 RowGroupDecodeQ8 q4_0_row_group_decode_avx512();
 RowGroupDecodeQ8 q8_0_row_group_decode_avx512();
+RowGroupDecodeQ8 q4_1_row_group_decode_avx512();
+RowGroupDecodeQ8 q5_0_row_group_decode_avx512();
+RowGroupDecodeQ8 q5_1_row_group_decode_avx512();
 // Their prompt products (avx512/quant_prompt_avx512.cpp).
 RowGroupGemmQ8 row_group_prompt_gemm_avx512(DType dtype);
 void bf16_gemm_avx512(const std::uint16_t* w, std::size_t ldw, std::size_t m,

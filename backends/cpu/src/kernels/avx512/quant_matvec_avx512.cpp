@@ -1,6 +1,8 @@
 // AVX-512 one-token products of Q4_0 / Q8_0 weight rows with one activation row (decode), with
 // the values of the AVX-512 row dots (quant_avx512.cpp) bit for bit, and so of the AVX2 table's.
 // Q4_1 / Q5_0 / Q5_1 have theirs in quant_matvec_row_pairs_avx512.cpp.
+// The weights a load binds are read from their row groups instead (block32_row_groups_avx512.cpp,
+// the same values); this product reads their last rows % 16 and weights without groups.
 //
 // Why a second kernel for the same values: a decode product reads each weight once, so whatever a
 // row dot spends per block is spent on every weight of the model. The row dot also prepares, for

@@ -1,5 +1,7 @@
 // AVX-512 one-token products of Q4_1, Q5_0 and Q5_1 weight rows (decode), with the AVX2 table's
 // row dots' values bit for bit (avx2/vec_avx2.cpp row_dot_q4_1 / _q5_0 / _q5_1).
+// The weights a load binds are read from their row groups instead (block32_row_groups_avx512.cpp,
+// the same values); this product reads their last rows % 16 and weights without groups.
 //
 // Why: llama.cpp's quantizer writes Q5_0 for Q4_K tensors and Q5_1 for Q5_K tensors whose rows are
 // no multiple of 256, so most of a Q4_K_M or Q5_K_M SmolLM or Qwen2-0.5B is Q5_0 or Q5_1; on this

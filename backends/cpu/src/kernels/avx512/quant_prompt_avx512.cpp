@@ -22,19 +22,19 @@
 // the sign bit flipped) and the codes as signed; the offset's share, 128 * (sum of the row's
 // codes), is computed at the repack and is the start value of every token's sum.
 //
-// Q4_0, Q8_0 and IQ4_NL weights the table laid out in row groups at load (row_groups.hpp:
-// Nibble32RowGroupPair, Q8_0RowGroupPair, read by their one-token products) are repacked from
-// those groups, not from the rows as stored: a group pair's code vectors already hold the 16 rows'
-// dwords side by side, so the repack is a mask, a shift and an offset or codebook look-up per
-// vector (Q8_0: one xor), and a prompt
-// never reads the stored rows, whose mapped pages the load let go (so a prompt does not bring a
-// second copy of the weights back into memory).
+// Weights the table laid out in row groups at load (row_groups.hpp: the pairs of blocks of 32, read
+// by their one-token products) are repacked from those groups, not from the rows as stored: a
+// group pair's code vectors already hold the 16 rows' dwords side by side, so the repack is a mask
+// and a shift per vector, with an offset, a codebook look-up or the fifth bits (Q8_0: one xor), and
+// a prompt never reads the stored rows, whose mapped pages the load let go (so a prompt does not
+// bring a second copy of the weights back into memory).
 #include <cstddef>
 #include <type_traits>
 
 #include "../prompt_tiles.hpp"
 #include "../row_groups.hpp"
 #include "../vec_ops.hpp"
+#include "block32_slices_avx512.hpp"
 #include "quant_prompt_groups_avx512.hpp"
 
 namespace eredu::cpu::detail {
@@ -62,57 +62,56 @@ void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const Promp
       });
 }
 
-// Slice j (elements 4j .. 4j + 3 of each row, row r in lane r) of half h of a group pair as the
-// prompt tiles' signed codes: Q4_0's nibble - 8, IQ4_NL's codebook value, Q8_0's byte - 128.
 template <typename F>
-inline __m512i signed_slice(const void* pair, std::size_t h, int j) {
+using GroupPairOf = typename F::GroupPair;
+
+// Slice j of half h of a group pair as the prompt tiles' codes (F::codes): Q4_0's nibble - 8,
+// IQ4_NL's codebook value, Q8_0's byte - 128, Q4_1's nibble, Q5_0's 5-bit code - 16, Q5_1's code.
+template <typename F>
+inline __m512i tile_codes(const GroupPairOf<F>& p, std::size_t h, int j) {
   if constexpr (std::is_same_v<F, Q8_0>) {
-    const auto& p = *static_cast<const Q8_0RowGroupPair*>(pair);
     return _mm512_xor_si512(_mm512_load_si512(p.codes[h][j]), _mm512_set1_epi8(-128));
+  } else if constexpr (std::is_same_v<F, Q4_0>) {
+    return _mm512_sub_epi8(low_bits(p.codes[h], j), _mm512_set1_epi8(8));
+  } else if constexpr (std::is_same_v<F, IQ4_NL>) {
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4nl_table())),
+                               low_bits(p.codes[h], j));
+  } else if constexpr (std::is_same_v<F, Q4_1>) {
+    return low_bits(p.codes[h], j);
+  } else if constexpr (std::is_same_v<F, Q5_0>) {
+    return _mm512_sub_epi8(five_bits(p.codes[h], p.high[h], j), _mm512_set1_epi8(16));
   } else {
-    const auto& p = *static_cast<const Nibble32RowGroupPair*>(pair);
-    const __m512i v = _mm512_load_si512(p.codes[h][j % 4]);
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
-    const __m512i n =
-        j < 4 ? _mm512_and_si512(v, nibble) : _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-    if constexpr (std::is_same_v<F, Q4_0>) {
-      return _mm512_sub_epi8(n, _mm512_set1_epi8(8));
-    } else {
-      static_assert(std::is_same_v<F, IQ4_NL>);
-      return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4nl_table())), n);
-    }
+    static_assert(std::is_same_v<F, Q5_1>);
+    return five_bits(p.codes[h], p.high[h], j);
   }
 }
-
-template <typename F>
-using GroupPairOf =
-    std::conditional_t<std::is_same_v<F, Q8_0>, Q8_0RowGroupPair, Nibble32RowGroupPair>;
 
 // One group's n_blocks blocks from its pairs into the prompt tiles' GroupBlock: slice j is dword j
 // of every row.
 template <typename F>
-void repack_pairs(const GroupPairOf<F>* pairs, std::size_t n_blocks, GroupBlock<false>* out) {
+void repack_pairs(const GroupPairOf<F>* pairs, std::size_t n_blocks, GroupBlock<F::kAffine>* out) {
   for (std::size_t b = 0; b < n_blocks; ++b) {
     const GroupPairOf<F>& pair = pairs[b / 2];
     const std::size_t h = b % 2;
-    GroupBlock<false>& gb = out[b];
+    GroupBlock<F::kAffine>& gb = out[b];
     __m512i sum = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      const __m512i codes = signed_slice<F>(&pair, h, j);
+      const __m512i codes = tile_codes<F>(pair, h, j);
       _mm512_store_si512(gb.codes[j], codes);
       sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), codes);  // the rows' code sums
     }
     _mm512_store_si512(gb.start,
                        _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7)));
     _mm512_store_ps(gb.d, widen16(pair.d[h]));
+    if constexpr (F::kAffine) _mm512_store_ps(gb.m, widen16(pair.m[h]));
   }
 }
 
 template <typename F>
 void group_prompt_gemm(const void* groups, std::size_t n_groups, const PromptActivations& x,
                        std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
-  using Group = GroupBlock<false>;
+  using Group = GroupBlock<F::kAffine>;
   Group* unpacked = group_scratch<Group>(n_groups * n_blocks);
   const auto* pairs = static_cast<const GroupPairOf<F>*>(groups);
   const std::size_t n_pairs = (n_blocks + 1) / 2;
@@ -138,6 +137,12 @@ RowGroupGemmQ8 row_group_prompt_gemm_avx512(DType dtype) {
       return group_prompt_gemm<IQ4_NL>;
     case DType::kQ8_0:
       return group_prompt_gemm<Q8_0>;
+    case DType::kQ4_1:
+      return group_prompt_gemm<Q4_1>;
+    case DType::kQ5_0:
+      return group_prompt_gemm<Q5_0>;
+    case DType::kQ5_1:
+      return group_prompt_gemm<Q5_1>;
     default:
       return nullptr;
   }

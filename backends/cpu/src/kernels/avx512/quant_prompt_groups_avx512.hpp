@@ -14,6 +14,7 @@
 #include "../avx2/block_codes_avx2.hpp"
 #include "../avx2/simd_avx2.hpp"
 #include "../prompt_tiles.hpp"
+#include "../row_groups.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "transpose_avx512.hpp"
@@ -43,24 +44,31 @@ struct GroupBlock<true> : GroupBlock<false> {
 
 // Per encoding: a block's 32 codes as bytes, in element order (block_codes_avx2.hpp; Q5_0 holds
 // most rows of a Q4_K_M file whose rows are not whole K-quant super-blocks, Q5_1 those of a
-// Q5_K_M file), and whether it has a minimum.
+// Q5_K_M file), whether it has a minimum, and the layout of its row groups (row_groups.hpp), which
+// the AVX-512 prompt product repacks where a load made them.
 struct Q4_0 : Q4_0SignedCodes {
   static constexpr bool kAffine = false;
+  using GroupPair = Nibble32RowGroupPair;
 };
 struct Q5_0 : Q5_0SignedCodes {
   static constexpr bool kAffine = false;
+  using GroupPair = Q5_0RowGroupPair;
 };
 struct Q8_0 : Q8_0SignedCodes {
   static constexpr bool kAffine = false;
+  using GroupPair = Q8_0RowGroupPair;
 };
 struct IQ4_NL : IQ4_NLSignedCodes {
   static constexpr bool kAffine = false;
+  using GroupPair = Nibble32RowGroupPair;
 };
 struct Q4_1 : Q4_1Codes {
   static constexpr bool kAffine = true;
+  using GroupPair = Q4_1RowGroupPair;
 };
 struct Q5_1 : Q5_1Codes {
   static constexpr bool kAffine = true;
+  using GroupPair = Q5_1RowGroupPair;
 };
 
 // Loads 16 halves and widens them.

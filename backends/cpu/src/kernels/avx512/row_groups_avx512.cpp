@@ -19,8 +19,8 @@
 // tile forms the same exact sums there; the row-group layout is that layout with the codes still
 // packed, so the unpacking is a few masks per vector.
 //
-// IQ4_NL, Q4_0 and Q8_0 (blocks of 32, q8_0 activations) have their one-token products in
-// iq4nl_row_groups_avx512.cpp and q4_0_q8_0_row_groups_avx512.cpp, their prompt products in
+// IQ4_NL and Q4_0 .. Q8_0 (blocks of 32, q8_0 activations) have their one-token products in
+// iq4nl_row_groups_avx512.cpp and block32_row_groups_avx512.cpp, their prompt products in
 // quant_prompt_avx512.cpp (repacked from the groups); short batches take the one-token product
 // once per token (matmul.cpp).
 #include <immintrin.h>
@@ -124,6 +124,15 @@ RowGroupProducts row_group_products_avx512(DType dtype) {
               .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
     case DType::kQ8_0:
       return {.decode_q8 = q8_0_row_group_decode_avx512(),
+              .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
+    case DType::kQ4_1:
+      return {.decode_q8 = q4_1_row_group_decode_avx512(),
+              .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
+    case DType::kQ5_0:
+      return {.decode_q8 = q5_0_row_group_decode_avx512(),
+              .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
+    case DType::kQ5_1:
+      return {.decode_q8 = q5_1_row_group_decode_avx512(),
               .gemm_q8 = row_group_prompt_gemm_avx512(dtype)};
     default:
       return {};

@@ -1,10 +1,13 @@
-// AVX-512 VNNI one-token products (decode) of Q4_0 and Q8_0 weights laid out in groups of 16 rows
-// (row_groups.hpp: Nibble32RowGroupPair, Q8_0RowGroupPair), with the AVX2 table's values bit for
-// bit (avx2/vec_avx2.cpp row_dot_two_chains): per block, eight exact int32 lane sums (lane l:
-// elements 4l .. 4l + 3 of code x activation), each converted and added by a fused multiply-add
-// scaled by fl(d_w x d_x) into lane l of chain b % 2; at the end the two chains' sum and AVX2's
-// horizontal sum ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)). So choosing this table still
-// changes no token of a Q4_0 or Q8_0 model.
+// AVX-512 VNNI one-token products (decode) of Q4_0, Q8_0, Q4_1, Q5_0 and Q5_1 weights laid out in
+// groups of 16 rows (row_groups.hpp: Nibble32RowGroupPair, Q8_0RowGroupPair, Q4_1RowGroupPair,
+// Q5_0RowGroupPair, Q5_1RowGroupPair), with the AVX2 table's row dots' values bit for bit
+// (avx2/vec_avx2.cpp): per block, eight exact int32 lane sums (lane l: elements 4l .. 4l + 3 of
+// code x activation), each converted and added by a fused multiply-add scaled by fl(d_w x d_x)
+// into lane l of a chain: Q4_0 and Q8_0 keep two (block b in chain b % 2, row_dot_two_chains), the
+// others one; Q4_1 / Q5_1 also add fl(m_w) x s_x per block into a sum of minimums by a fused
+// multiply-add. At the end the chains' sum, AVX2's horizontal sum ((v0 + v4) + (v2 + v6)) +
+// ((v1 + v5) + (v3 + v7)), plus the minimums. So choosing this table still changes no token of a
+// model in these encodings.
 //
 // Why: the four-row product of rows as stored (quant_matvec_avx512.cpp) spends, per pair of blocks
 // and row, a lane permute of the codes, a conversion, a scale product and a multiply-add on 64
@@ -23,7 +26,9 @@
 // at the price of the tokens the AVX2 table gives.
 //
 // A group's pairs are one stream (kStreamHinted). The last rows % 16 of a weight take the
-// four-row product.
+// four-row products of rows as stored. Q4_1, Q5_0 and Q5_1 (quant_matvec_row_pairs_avx512.cpp
+// before: ~20 GB/s on one core from cache) take one chain, Q5_0 / Q5_1 a shift and a bitwise
+// select more per slice for the fifth bits.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -34,6 +39,7 @@
 
 #include "../row_groups.hpp"
 #include "../vec_ops.hpp"
+#include "block32_slices_avx512.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 
 namespace eredu::cpu::detail {
@@ -65,53 +71,85 @@ inline __m512i broadcast4(const std::int8_t* p) {
   return _mm512_set1_epi32(four);
 }
 
-// Per encoding: the pair layout, the offset its unsigned codes carry, and slice j (elements
-// 4j .. 4j + 3 of each row, row r in lane r) of half h of a pair as unsigned bytes.
+// Per encoding: the pair layout, the offset its unsigned codes carry, its chains, whether it has
+// minimums, and slice j (elements 4j .. 4j + 3 of each row, row r in lane r) of half h of a pair
+// as unsigned bytes.
 struct Q4_0Groups {
   using Pair = Nibble32RowGroupPair;
   static constexpr int kOffset = 8;
-  static __m512i slice(const Pair& p, int h, int j) {
-    const __m512i v = _mm512_load_si512(p.codes[h][j % 4]);
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
-    return j < 4 ? _mm512_and_si512(v, nibble) : _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-  }
+  static constexpr int kChains = 2;
+  static constexpr bool kMinimum = false;
+  static __m512i slice(const Pair& p, int h, int j) { return low_bits(p.codes[h], j); }
 };
 struct Q8_0Groups {
   using Pair = Q8_0RowGroupPair;
   static constexpr int kOffset = 128;
+  static constexpr int kChains = 2;
+  static constexpr bool kMinimum = false;
   static __m512i slice(const Pair& p, int h, int j) { return _mm512_load_si512(p.codes[h][j]); }
 };
-
-// The 16 accumulators of a group: chain c (block parity), lane l at acc[8 c + l].
-struct Chains {
-  __m512 acc[16];
+struct Q4_1Groups {
+  using Pair = Q4_1RowGroupPair;
+  static constexpr int kOffset = 0;
+  static constexpr int kChains = 1;
+  static constexpr bool kMinimum = true;
+  static __m512i slice(const Pair& p, int h, int j) { return low_bits(p.codes[h], j); }
+};
+struct Q5_0Groups {
+  using Pair = Q5_0RowGroupPair;
+  static constexpr int kOffset = 16;
+  static constexpr int kChains = 1;
+  static constexpr bool kMinimum = false;
+  static __m512i slice(const Pair& p, int h, int j) { return five_bits(p.codes[h], p.high[h], j); }
+};
+struct Q5_1Groups {
+  using Pair = Q5_1RowGroupPair;
+  static constexpr int kOffset = 0;
+  static constexpr int kChains = 1;
+  static constexpr bool kMinimum = true;
+  static __m512i slice(const Pair& p, int h, int j) { return five_bits(p.codes[h], p.high[h], j); }
 };
 
-// Half h of a pair (one block of 16 rows) into chain `chain`'s eight lanes.
+// The accumulators of a group: chain c (block parity where there are two), lane l at acc[8 c + l];
+// the minimums' sums.
+struct Chains {
+  __m512 acc[16];
+  __m512 mins;
+};
+
+// Half h of a pair (one block of 16 rows) into chain `chain`'s eight lanes and the minimums.
 template <typename L>
 inline void block_step(const typename L::Pair& pair, int h, const ActQ8Block& x,
-                       const BlockStarts& start, __m512* chain) {
+                       const BlockStarts& start, __m512* chain, __m512& mins) {
   const __m512 wd = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair.d[h])));
   const __m512 scale = _mm512_mul_ps(wd, _mm512_set1_ps(x.d));  // fl(d_w x d_x), row by row
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    const __m512i sum = _mm512_dpbusd_epi32(_mm512_set1_epi32(start.minus_offset[j]),
-                                            L::slice(pair, h, j), broadcast4(x.qs + 4 * j));
+    const __m512i first =
+        L::kOffset == 0 ? _mm512_setzero_si512() : _mm512_set1_epi32(start.minus_offset[j]);
+    const __m512i sum = _mm512_dpbusd_epi32(first, L::slice(pair, h, j), broadcast4(x.qs + 4 * j));
     chain[j] = _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(sum), chain[j]);
+  }
+  if constexpr (L::kMinimum) {
+    const __m512 wm =
+        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair.m[h])));
+    mins = _mm512_fmadd_ps(wm, _mm512_set1_ps(x.s), mins);
   }
 }
 
-// AVX2's hsum(chain 0 + chain 1) for the 16 rows at once.
+// AVX2's hsum(chain 0 [+ chain 1]) [+ minimums] for the 16 rows at once.
+template <typename L>
 inline __m512 finish(const Chains& c) {
   __m512 v[8];
 #pragma GCC unroll 8
   for (int l = 0; l < 8; ++l)
-    v[l] = _mm512_add_ps(c.acc[l], c.acc[8 + l]);
+    v[l] = L::kChains == 2 ? _mm512_add_ps(c.acc[l], c.acc[8 + l]) : c.acc[l];
   const __m512 s0 = _mm512_add_ps(v[0], v[4]);
   const __m512 s1 = _mm512_add_ps(v[1], v[5]);
   const __m512 s2 = _mm512_add_ps(v[2], v[6]);
   const __m512 s3 = _mm512_add_ps(v[3], v[7]);
-  return _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+  const __m512 dot = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+  return L::kMinimum ? _mm512_add_ps(dot, c.mins) : dot;
 }
 
 template <typename L>
@@ -130,7 +168,7 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
     const std::size_t n = std::min(kChunk, n_blocks - b0);
     const bool first = b0 == 0;
     const bool last = b0 + n == n_blocks;
-    for (std::size_t b = 0; b < n; ++b) {
+    for (std::size_t b = 0; L::kOffset != 0 && b < n; ++b) {
       const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b0 + b].qs));
       const __m256i offset_sums = _mm256_dpbusd_epi32(
           _mm256_setzero_si256(), _mm256_set1_epi8(static_cast<char>(L::kOffset)), xv);
@@ -143,6 +181,7 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i)
         c.acc[i] = first ? _mm512_setzero_ps() : kept[g].acc[i];
+      c.mins = first ? _mm512_setzero_ps() : kept[g].mins;
       for (std::size_t b = 0; b < n; b += 2) {
         const Pair& pair = gp[b / 2];
         const char* ahead = reinterpret_cast<const char*>(&pair) + kGroupStreamAheadBytes;
@@ -150,11 +189,14 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
           for (std::size_t line = 0; line < sizeof(Pair); line += 64)
             _mm_prefetch(ahead + line, _MM_HINT_T1);
         }
-        block_step<L>(pair, 0, x[b0 + b], starts[b], c.acc);
-        if (b + 1 < n) block_step<L>(pair, 1, x[b0 + b + 1], starts[b + 1], c.acc + 8);
+        block_step<L>(pair, 0, x[b0 + b], starts[b], c.acc, c.mins);
+        if (b + 1 < n) {
+          block_step<L>(pair, 1, x[b0 + b + 1], starts[b + 1], c.acc + 8 * (L::kChains - 1),
+                        c.mins);
+        }
       }
       if (last) {
-        _mm512_storeu_ps(y + g * kRowGroupRows, finish(c));
+        _mm512_storeu_ps(y + g * kRowGroupRows, finish<L>(c));
       } else {
         kept[g] = c;
       }
@@ -171,6 +213,18 @@ RowGroupDecodeQ8 q4_0_row_group_decode_avx512() {
 
 RowGroupDecodeQ8 q8_0_row_group_decode_avx512() {
   return decode<Q8_0Groups>;
+}
+
+RowGroupDecodeQ8 q4_1_row_group_decode_avx512() {
+  return decode<Q4_1Groups>;
+}
+
+RowGroupDecodeQ8 q5_0_row_group_decode_avx512() {
+  return decode<Q5_0Groups>;
+}
+
+RowGroupDecodeQ8 q5_1_row_group_decode_avx512() {
+  return decode<Q5_1Groups>;
 }
 
 }  // namespace eredu::cpu::detail
