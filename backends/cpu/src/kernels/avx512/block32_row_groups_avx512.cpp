@@ -20,15 +20,19 @@
 // conversions and 8 multiply-adds into 16 accumulators (two chains x eight lanes), and one scale
 // product: 44 GB/s on one core from cache, 72 on two (Q8_0 the same without the nibble masks, on
 // twice the bytes; the codes are stored + 128, unsigned, so that the offset's share is again one
-// of the activations only). The conversions and multiply-adds, which the
-// AVX2 values need per lane and block, are a fifth of that (without them: 56-58 GB/s); a product
-// with an exact sum per block (as the prompt tiles' and IQ4_NL's) would need one of each per block,
-// at the price of the tokens the AVX2 table gives.
+// of the activations only). The conversions and multiply-adds, which the AVX2 values need per lane
+// and block, are a fifth of that (without them: 56-58 GB/s); a product with an exact sum per block
+// (as the prompt tiles' and IQ4_NL's) would need one of each per block, at the price of the tokens
+// the AVX2 table gives.
 //
-// A group's pairs are one stream (kStreamHinted). The last rows % 16 of a weight take the
-// four-row products of rows as stored. Q4_1, Q5_0 and Q5_1 (quant_matvec_row_pairs_avx512.cpp
-// before: ~20 GB/s on one core from cache) take one chain, Q5_0 / Q5_1 a shift and a bitwise
-// select more per slice for the fifth bits.
+// A group's pairs are one stream, hinted into L2 kGroupStreamAheadBytes ahead for the 4- and 5-bit
+// encodings (kStreamHinted), as IQ4_NL's: on a Zen 4 guest in its slow memory state (read test
+// ~31-34 GB/s), llama1b decode, 2 threads, six interleaved rounds, medians: Q4_0 50.3 tokens/s
+// hinted, 47.6 not (the four-row product of stored rows: 51.6); Q8_0, twice the bytes for the
+// same work, 26.1 hinted, 28.6 not (26.8), so its stream is left to the hardware prefetchers. The
+// last rows % 16 of a weight take the four-row products of rows as stored. Q4_1, Q5_0 and Q5_1
+// (quant_matvec_row_pairs_avx512.cpp before: 16-20 GB/s on one core from cache, now 34-45) take
+// one chain; Q5_0 and Q5_1 a shift and a bitwise select more per slice for the fifth bits.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -51,13 +55,6 @@ namespace {
 // its pass). Longer rows keep each group's 16 accumulators between passes.
 constexpr std::size_t kChunk = 512;
 
-// Whether a group's pairs are hinted into L2 kGroupStreamAheadBytes ahead (IQ4_NL's are). On a
-// Zen 4 guest, llama1b Q4_0's products streamed from memory (eredu-bench --products, 2 threads,
-// interleaved) ran at 0.65 / 0.88 of the read test without the hint against 0.61 / 0.84 with it in
-// two runs a minute apart; later runs, with the memory's speed changing every few seconds, told
-// the two apart no better than that. One stream, which the hardware prefetchers follow: no hint.
-constexpr bool kStreamHinted = false;
-
 // A block's 16-row sums for lane l start at -offset x (sum of activations 4l .. 4l + 3), so that
 // one vpdpbusd of the unsigned codes (code + offset) with the signed activations leaves the exact
 // lane sum of code x activation.
@@ -71,10 +68,11 @@ inline __m512i broadcast4(const std::int8_t* p) {
   return _mm512_set1_epi32(four);
 }
 
-// Per encoding: the pair layout, the offset its unsigned codes carry, its chains, whether it has
-// minimums, and slice j (elements 4j .. 4j + 3 of each row, row r in lane r) of half h of a pair
-// as unsigned bytes.
+// Per encoding: whether its stream is hinted, the pair layout, the offset its unsigned codes
+// carry, its chains, whether it has minimums, and slice j (elements 4j .. 4j + 3 of each row, row r
+// in lane r) of half h of a pair as unsigned bytes.
 struct Q4_0Groups {
+  static constexpr bool kStreamHinted = true;
   using Pair = Nibble32RowGroupPair;
   static constexpr int kOffset = 8;
   static constexpr int kChains = 2;
@@ -82,6 +80,7 @@ struct Q4_0Groups {
   static __m512i slice(const Pair& p, int h, int j) { return low_bits(p.codes[h], j); }
 };
 struct Q8_0Groups {
+  static constexpr bool kStreamHinted = false;
   using Pair = Q8_0RowGroupPair;
   static constexpr int kOffset = 128;
   static constexpr int kChains = 2;
@@ -89,6 +88,7 @@ struct Q8_0Groups {
   static __m512i slice(const Pair& p, int h, int j) { return _mm512_load_si512(p.codes[h][j]); }
 };
 struct Q4_1Groups {
+  static constexpr bool kStreamHinted = true;
   using Pair = Q4_1RowGroupPair;
   static constexpr int kOffset = 0;
   static constexpr int kChains = 1;
@@ -96,6 +96,7 @@ struct Q4_1Groups {
   static __m512i slice(const Pair& p, int h, int j) { return low_bits(p.codes[h], j); }
 };
 struct Q5_0Groups {
+  static constexpr bool kStreamHinted = true;
   using Pair = Q5_0RowGroupPair;
   static constexpr int kOffset = 16;
   static constexpr int kChains = 1;
@@ -103,6 +104,7 @@ struct Q5_0Groups {
   static __m512i slice(const Pair& p, int h, int j) { return five_bits(p.codes[h], p.high[h], j); }
 };
 struct Q5_1Groups {
+  static constexpr bool kStreamHinted = true;
   using Pair = Q5_1RowGroupPair;
   static constexpr int kOffset = 0;
   static constexpr int kChains = 1;
@@ -185,7 +187,7 @@ void decode(const void* groups, std::size_t n_groups, const ActQ8Block* x, std::
       for (std::size_t b = 0; b < n; b += 2) {
         const Pair& pair = gp[b / 2];
         const char* ahead = reinterpret_cast<const char*>(&pair) + kGroupStreamAheadBytes;
-        if constexpr (kStreamHinted) {
+        if constexpr (L::kStreamHinted) {
           for (std::size_t line = 0; line < sizeof(Pair); line += 64)
             _mm_prefetch(ahead + line, _MM_HINT_T1);
         }
