@@ -125,10 +125,10 @@ TEST(AmxPromptTiles, EmulatedTilesGiveTheAvx512PromptTilesValuesBitForBit) {
   EXPECT_GT(EmulatedTiles::products().load(), before);
 }
 
-// The K-quants read from row groups (made at load on both tables): prompts and short batches
-// unpack the groups into the tiles' layout, and the AMX tiles (emulated, through the backend's
-// matmul) must give the AVX-512 row-group products' values bit for bit, on the rows in whole groups
-// and the tail rows read as stored alike.
+// The K-quants and the encodings with blocks of 32 read from row groups (made at load on both
+// tables): prompts unpack the groups into the tiles' layout, and the AMX tiles (emulated, through
+// the backend's matmul) must give the AVX-512 row-group products' values bit for bit, on the rows
+// in whole groups and the tail rows read as stored alike.
 TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBit) {
   std::string why;
   const auto* avx512 = avx512_or_skip_message(&why);
@@ -137,14 +137,18 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
   ops.row_group_products = [](DType dtype) {
     detail::RowGroupProducts p = detail::row_group_products_avx512(dtype);
     if (auto amx = detail::kquant_tiles::amx_row_group_gemm_for<EmulatedTiles>(dtype)) p.gemm = amx;
+    if (auto amx = detail::block_tiles::amx_row_group_prompt_gemm_for<EmulatedTiles>(dtype))
+      p.gemm_q8 = amx;
     return p;
   };
   const std::size_t before = EmulatedTiles::products().load();
   ThreadPool three(3);
-  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K})
+  for (DType dtype :
+       {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0,
+        DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL})
     for (const Shape& s : kShapes) {
       std::mt19937 rng(7300 + static_cast<unsigned>(s.rows) + static_cast<unsigned>(s.tokens));
-      const std::size_t cols = 256 * s.blocks;
+      const std::size_t cols = (is_k_block(dtype) ? 256 : 32) * s.blocks;
       const auto bytes = random_packed_matrix(rng, dtype, s.rows, cols);
       const PackedRowGroups groups = pack_row_groups(*avx512, dtype, bytes, s.rows, cols);
       const MatrixView w{dtype, bytes.data(), s.rows, cols, groups.data};

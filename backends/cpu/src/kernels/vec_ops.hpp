@@ -349,6 +349,8 @@ const VecOps& vec_ops_avx2() noexcept;  // call only when the CPU has AVX2 + FMA
 const VecOps& vec_ops_avx512() noexcept;
 // The AMX prompt tiles (amx/quant_prompt_amx.cpp): the AVX-512 prompt tiles' values bit for bit.
 QuantPromptGemm quant_prompt_gemm_amx(DType dtype);
+// The same for a load's row groups of those encodings (amx/quant_prompt_amx.cpp).
+RowGroupGemmQ8 row_group_prompt_gemm_amx(DType dtype);
 // The AMX prompt tiles for Q2_K..Q6_K (amx/kquant_prompt_amx.cpp; the definition's values bit for
 // bit), and the AVX-512 ones for IQ4_XS.
 KQuantGemm kquant_prompt_gemm_amx(DType dtype);

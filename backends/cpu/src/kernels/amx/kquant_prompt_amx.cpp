@@ -18,9 +18,8 @@ RowGroupProducts row_group_products_amx(DType dtype) {
   // AVX-512 prompt product, as its rows do on this table.
   if (RowGroupGemm amx = kquant_tiles::amx_row_group_gemm_for<HardwareTiles>(dtype); amx != nullptr)
     p.gemm = amx;
-  // Q4_0 and IQ4_NL prompts keep the AMX product of the rows as stored (the same values as the
-  // AVX-512 product of the groups, at tile speed).
-  p.gemm_q8 = nullptr;
+  // The encodings with blocks of 32: the AMX product of their groups (quant_prompt_amx.cpp).
+  if (RowGroupGemmQ8 amx = row_group_prompt_gemm_amx(dtype); amx != nullptr) p.gemm_q8 = amx;
   return p;
 }
 

@@ -80,20 +80,16 @@ void amx_group_tile(const GroupBlock<F::kAffine>* group, std::size_t n_blocks,
     _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
 }
 
-template <typename Tiles, typename F>
-void amx_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
-                     std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
-  using Group = GroupBlock<F::kAffine>;
-  Group* groups = group_scratch<Group>((m + kLanes - 1) / kLanes * n_blocks);
-  const auto* wb = static_cast<const std::byte*>(w);
+// One work item of m rows (groups of 16, repack(g, rows) filling group g's blocks in `groups`) x n
+// tokens: the AMX tile for 16 tokens at a time, the VNNI tile for the last few.
+template <typename Tiles, typename F, typename Repack>
+void amx_prompt_item(GroupBlock<F::kAffine>* groups, std::size_t m, const PromptActivations& x,
+                     std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy,
+                     Repack&& repack) {
   const std::size_t x_stride = 32 * n_blocks;  // bytes of one token's codes
   Tiles::configure(kPromptTileConfig);
   run_prompt_item<kLanes, kAmxTokens>(
-      m, n,
-      [&](std::size_t g, std::size_t rows) {
-        repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
-                        groups + g * n_blocks);
-      },
+      m, n, repack,
       [&](std::size_t g, std::size_t rows, std::size_t t0, std::size_t rn, auto token) {
         const auto mask = static_cast<__mmask16>((1U << rows) - 1U);
         float* yt = y + t0 * ldy + g * kLanes;
@@ -112,6 +108,34 @@ void amx_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const P
   Tiles::release();
 }
 
+// The rows as stored.
+template <typename Tiles, typename F>
+void amx_prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const PromptActivations& x,
+                     std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  using Group = GroupBlock<F::kAffine>;
+  Group* groups = group_scratch<Group>((m + kLanes - 1) / kLanes * n_blocks);
+  const auto* wb = static_cast<const std::byte*>(w);
+  amx_prompt_item<Tiles, F>(groups, m, x, n_blocks, n, y, ldy,
+                            [&](std::size_t g, std::size_t rows) {
+                              repack_group<F>(wb + g * kLanes * w_stride, w_stride, rows, n_blocks,
+                                              groups + g * n_blocks);
+                            });
+}
+
+// A load's row groups (row_groups.hpp), so that a prompt does not read the stored rows back.
+template <typename Tiles, typename F>
+void amx_group_prompt_gemm(const void* row_groups, std::size_t n_groups, const PromptActivations& x,
+                           std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
+  using Group = GroupBlock<F::kAffine>;
+  Group* groups = group_scratch<Group>(n_groups * n_blocks);
+  const auto* pairs = static_cast<const GroupPairOf<F>*>(row_groups);
+  const std::size_t n_pairs = (n_blocks + 1) / 2;
+  amx_prompt_item<Tiles, F>(groups, n_groups * kLanes, x, n_blocks, n, y, ldy,
+                            [&](std::size_t g, std::size_t) {
+                              repack_pairs<F>(pairs + g * n_pairs, n_blocks, groups + g * n_blocks);
+                            });
+}
+
 // The product for an encoding with tile policy Tiles, or null.
 template <typename Tiles>
 QuantPromptGemm amx_prompt_gemm_for(DType dtype) {
@@ -128,6 +152,27 @@ QuantPromptGemm amx_prompt_gemm_for(DType dtype) {
       return amx_prompt_gemm<Tiles, Q8_0>;
     case DType::kIQ4_NL:
       return amx_prompt_gemm<Tiles, IQ4_NL>;
+    default:
+      return nullptr;
+  }
+}
+
+// The product of a load's row groups for an encoding with tile policy Tiles, or null.
+template <typename Tiles>
+RowGroupGemmQ8 amx_row_group_prompt_gemm_for(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_0:
+      return amx_group_prompt_gemm<Tiles, Q4_0>;
+    case DType::kQ4_1:
+      return amx_group_prompt_gemm<Tiles, Q4_1>;
+    case DType::kQ5_0:
+      return amx_group_prompt_gemm<Tiles, Q5_0>;
+    case DType::kQ5_1:
+      return amx_group_prompt_gemm<Tiles, Q5_1>;
+    case DType::kQ8_0:
+      return amx_group_prompt_gemm<Tiles, Q8_0>;
+    case DType::kIQ4_NL:
+      return amx_group_prompt_gemm<Tiles, IQ4_NL>;
     default:
       return nullptr;
   }

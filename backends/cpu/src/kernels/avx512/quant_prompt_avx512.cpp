@@ -29,12 +29,10 @@
 // a prompt never reads the stored rows, whose mapped pages the load let go (so a prompt does not
 // bring a second copy of the weights back into memory).
 #include <cstddef>
-#include <type_traits>
 
 #include "../prompt_tiles.hpp"
 #include "../row_groups.hpp"
 #include "../vec_ops.hpp"
-#include "block32_slices_avx512.hpp"
 #include "quant_prompt_groups_avx512.hpp"
 
 namespace eredu::cpu::detail {
@@ -60,52 +58,6 @@ void prompt_gemm(const void* w, std::size_t w_stride, std::size_t m, const Promp
                          token_tile<kTokens>(x, n_blocks, token, 0), rn,
                          static_cast<__mmask16>((1U << rows) - 1U), y + t0 * ldy + g * kLanes, ldy);
       });
-}
-
-template <typename F>
-using GroupPairOf = typename F::GroupPair;
-
-// Slice j of half h of a group pair as the prompt tiles' codes (F::codes): Q4_0's nibble - 8,
-// IQ4_NL's codebook value, Q8_0's byte - 128, Q4_1's nibble, Q5_0's 5-bit code - 16, Q5_1's code.
-template <typename F>
-inline __m512i tile_codes(const GroupPairOf<F>& p, std::size_t h, int j) {
-  if constexpr (std::is_same_v<F, Q8_0>) {
-    return _mm512_xor_si512(_mm512_load_si512(p.codes[h][j]), _mm512_set1_epi8(-128));
-  } else if constexpr (std::is_same_v<F, Q4_0>) {
-    return _mm512_sub_epi8(low_bits(p.codes[h], j), _mm512_set1_epi8(8));
-  } else if constexpr (std::is_same_v<F, IQ4_NL>) {
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm256_castsi256_si128(iq4nl_table())),
-                               low_bits(p.codes[h], j));
-  } else if constexpr (std::is_same_v<F, Q4_1>) {
-    return low_bits(p.codes[h], j);
-  } else if constexpr (std::is_same_v<F, Q5_0>) {
-    return _mm512_sub_epi8(five_bits(p.codes[h], p.high[h], j), _mm512_set1_epi8(16));
-  } else {
-    static_assert(std::is_same_v<F, Q5_1>);
-    return five_bits(p.codes[h], p.high[h], j);
-  }
-}
-
-// One group's n_blocks blocks from its pairs into the prompt tiles' GroupBlock: slice j is dword j
-// of every row.
-template <typename F>
-void repack_pairs(const GroupPairOf<F>* pairs, std::size_t n_blocks, GroupBlock<F::kAffine>* out) {
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    const GroupPairOf<F>& pair = pairs[b / 2];
-    const std::size_t h = b % 2;
-    GroupBlock<F::kAffine>& gb = out[b];
-    __m512i sum = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const __m512i codes = tile_codes<F>(pair, h, j);
-      _mm512_store_si512(gb.codes[j], codes);
-      sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), codes);  // the rows' code sums
-    }
-    _mm512_store_si512(gb.start,
-                       _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7)));
-    _mm512_store_ps(gb.d, widen16(pair.d[h]));
-    if constexpr (F::kAffine) _mm512_store_ps(gb.m, widen16(pair.m[h]));
-  }
 }
 
 template <typename F>
