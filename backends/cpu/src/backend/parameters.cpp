@@ -5,10 +5,10 @@
 // biases), bytes the source gathered into a copy, and bytes at an address less aligned than an
 // allocation's are copied once, unchanged, into storage the weight owns. Either way nothing is
 // densified. Where the kernel table reads an encoding faster in its row groups (AVX-512: the
-// K-quants, IQ4_XS, IQ4_NL, Q4_0 and Q8_0, 16 rows side by side), the weight also gets that second
-// layout, made once here, and the mapped pages it was made from are let go; not an embedding table
-// that no product reads (CpuMaterializationContext::rows_only: token_embd when the output matrix is
-// not tied to it), whose rows are read as stored.
+// K-quants, IQ4_XS and the encodings with blocks of 32, 16 rows side by side), the weight also gets
+// that second layout, made once here, and the mapped pages it was made from are let go; not an
+// embedding table that no product reads (CpuMaterializationContext::rows_only: token_embd when the
+// output matrix is not tied to it), whose rows are read as stored.
 #include <cstddef>
 #include <cstdint>
 #include <new>
