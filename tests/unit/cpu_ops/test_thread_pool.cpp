@@ -1,7 +1,9 @@
 // ThreadPool: coverage of every index exactly once, caller participation, inline fallbacks,
-// back-to-back jobs, shutdown with sleeping workers, and jobs that throw on a worker thread.
+// back-to-back jobs, shutdown with sleeping workers, jobs that throw on a worker thread, and the
+// stealing schedule's hand-over of a slow share's grains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,7 +42,7 @@ TEST(ThreadPool, EveryIndexIsVisitedExactlyOnceForAnySizeGrainScheduleAndThreadC
   for (std::size_t threads : {1, 2, 3, 7}) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.size(), threads);
-    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked}) {
+    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked, Schedule::kStealing}) {
       for (std::size_t n : {0, 1, 2, 5, 64, 1000, 1023}) {
         for (std::size_t grain : {1, 3, 16}) {
           const std::vector<int> counts = visit_counts(pool, n, grain, schedule);
@@ -68,6 +70,49 @@ TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
     EXPECT_EQ(b % 8, 0U);
     EXPECT_TRUE(e % 8 == 0 || e == 100);
   }
+}
+
+TEST(ThreadPool, StealingRunsOneGrainPerCallOnGrainBoundaries) {
+  ThreadPool pool(3);
+  std::mutex m;
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  auto fn = [&](std::size_t b, std::size_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    calls.emplace_back(b, e);
+  };
+  pool.parallel_for(100, fn, 8, Schedule::kStealing);
+  ASSERT_EQ(calls.size(), 13U);  // ceil(100 / 8) grains
+  for (const auto& [b, e] : calls) {
+    EXPECT_EQ(b % 8, 0U);
+    EXPECT_EQ(e, std::min<std::size_t>(b + 8, 100));
+  }
+}
+
+TEST(ThreadPool, StealingHandsASlowSharesLastGrainsToTheThreadThatFinishedFirst) {
+  // Two shares of 32 grains: the first grains of each wait until both threads have entered the
+  // job (so each thread owns one share), then share 0's grains are slow and share 1's fast. The
+  // thread that finishes share 1 must take share 0's grains from its back, so share 0's last grain
+  // runs on a different thread from its first.
+  ThreadPool pool(2);
+  std::mutex m;
+  std::condition_variable cv;
+  std::set<std::thread::id> entered;
+  std::vector<std::thread::id> ran_by(64);
+  auto fn = [&](std::size_t b, std::size_t) {
+    {
+      std::unique_lock<std::mutex> lock(m);
+      entered.insert(std::this_thread::get_id());
+      cv.notify_all();
+      if (b == 0 || b == 32)
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return entered.size() >= 2; });
+      ran_by[b] = std::this_thread::get_id();
+    }
+    if (b < 32) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  pool.parallel_for(64, fn, 1, Schedule::kStealing);
+  if (entered.size() < 2) GTEST_SKIP() << "the worker never started (an oversubscribed machine)";
+  EXPECT_NE(ran_by[31], ran_by[0]) << "share 0's last grain was not stolen";
+  EXPECT_EQ(ran_by[63], ran_by[32]) << "share 1's own thread ran it front to back";
 }
 
 TEST(ThreadPool, CallerThreadTakesPartAndWorkersRunElsewhere) {
@@ -185,7 +230,7 @@ TEST(ThreadPool, ExceptionThrownOnAWorkerReachesTheCallerAndThePoolRunsTheNextJo
         run_job_failing_on_workers(pool, std::runtime_error("piece failed"));
     EXPECT_EQ(ids.size(), 3U);  // the workers ran (and threw from) two of the pieces
     // The pool is free again and every index of the next jobs is still visited exactly once.
-    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked}) {
+    for (Schedule schedule : {Schedule::kStatic, Schedule::kChunked, Schedule::kStealing}) {
       const std::vector<int> counts = visit_counts(pool, 1000, 7, schedule);
       for (std::size_t i = 0; i < counts.size(); ++i)
         ASSERT_EQ(counts[i], 1) << "index " << i << " round " << round;

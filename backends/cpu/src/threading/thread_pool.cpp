@@ -28,6 +28,7 @@ constexpr std::uint32_t generation_of(std::uint64_t claim) noexcept {
 
 ThreadPool::ThreadPool(std::size_t n_threads) {
   const std::size_t workers = n_threads > 1 ? n_threads - 1 : 0;
+  shares_ = std::make_unique<Share[]>(workers + 1);
   workers_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) {
     workers_.emplace_back([this] { worker_main(); });
@@ -44,6 +45,10 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_piece(std::size_t piece) {
+  if (job_schedule_ == Schedule::kStealing) {
+    run_share_front(piece);
+    return;
+  }
   if (job_schedule_ == Schedule::kStatic) {
     const std::size_t g0 = job_n_grains_ * piece / job_pieces_;
     const std::size_t g1 = job_n_grains_ * (piece + 1) / job_pieces_;
@@ -63,20 +68,65 @@ void ThreadPool::run_piece_caught(std::size_t piece) noexcept {
   }
 }
 
+void ThreadPool::run_grain_caught(std::size_t grain) noexcept {
+  if (job_failed_.load(std::memory_order_relaxed)) return;  // the result is discarded anyway
+  try {
+    job_fn_(grain * job_grain_, std::min(job_n_, (grain + 1) * job_grain_));
+  } catch (...) {
+    if (!job_failed_.exchange(true, std::memory_order_relaxed))
+      job_error_ = std::current_exception();
+  }
+}
+
+void ThreadPool::run_share_front(std::size_t piece) {
+  std::atomic<std::uint64_t>& grains = shares_[piece].grains;
+  std::uint64_t span = grains.load(std::memory_order_relaxed);
+  while ((span & kCountMask) < (span >> 32)) {
+    if (grains.compare_exchange_weak(span, span + 1, std::memory_order_relaxed)) {
+      run_grain_caught(static_cast<std::size_t>(span & kCountMask));
+      span = grains.load(std::memory_order_relaxed);
+    }
+  }
+}
+
+void ThreadPool::steal_from_shares(std::size_t own_piece) {
+  // Once a share is empty no grain is ever added to it, so one pass over the others takes every
+  // grain left. Starting after our own share spreads the thieves of a larger pool.
+  for (std::size_t k = 1; k < job_pieces_; ++k) {
+    std::atomic<std::uint64_t>& grains = shares_[(own_piece + k) % job_pieces_].grains;
+    std::uint64_t span = grains.load(std::memory_order_relaxed);
+    while ((span & kCountMask) < (span >> 32)) {
+      const std::uint64_t hi = (span >> 32) - 1;
+      if (grains.compare_exchange_weak(span, (hi << 32) | (span & kCountMask),
+                                       std::memory_order_relaxed)) {
+        run_grain_caught(static_cast<std::size_t>(hi));
+        span = grains.load(std::memory_order_relaxed);
+      }
+    }
+  }
+}
+
 void ThreadPool::run_pieces(std::uint32_t generation) {
   std::uint64_t claim = claim_.load(std::memory_order_acquire);
+  std::uint32_t claimed = 0;  // pieces this thread took and has not counted yet
+  std::size_t last_piece = 0;
   for (;;) {
-    if (generation_of(claim) != generation || (claim & kCountMask) == 0) return;
+    if (generation_of(claim) != generation || (claim & kCountMask) == 0) break;
     if (!claim_.compare_exchange_weak(claim, claim - 1, std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
       continue;  // `claim` now holds the current word
     }
-    run_piece_caught(static_cast<std::size_t>((claim & kCountMask) - 1));
-    // Read before counting this piece: once every piece is counted the job may be replaced.
-    const std::size_t pieces = job_pieces_;
-    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces) done_.notify_one();
+    last_piece = static_cast<std::size_t>((claim & kCountMask) - 1);
+    ++claimed;
+    run_piece_caught(last_piece);
     claim = claim_.load(std::memory_order_acquire);
   }
+  if (claimed == 0) return;  // this thread never held the job, so it must not touch it
+  // Our pieces are not counted yet, so the job cannot finish while we steal from it.
+  if (job_schedule_ == Schedule::kStealing) steal_from_shares(last_piece);
+  // Read before counting: once every piece is counted the job may be replaced.
+  const std::size_t pieces = job_pieces_;
+  if (done_.fetch_add(claimed, std::memory_order_acq_rel) + claimed == pieces) done_.notify_one();
 }
 
 void ThreadPool::worker_main() {
@@ -111,11 +161,19 @@ void ThreadPool::parallel_for(std::size_t n, RangeFn fn, std::size_t grain, Sche
     return;
   }
   std::size_t n_grains = (n + grain - 1) / grain;
-  if (schedule == Schedule::kChunked && n_grains > kMaxPieces) {
+  // Chunked pieces and stolen grains are counted in 32 bits (the claim word, a share's halves).
+  if (schedule != Schedule::kStatic && n_grains > kMaxPieces) {
     grain = (n + kMaxPieces - 1) / kMaxPieces;
     n_grains = (n + grain - 1) / grain;
   }
-  const std::size_t pieces = schedule == Schedule::kStatic ? std::min(size(), n_grains) : n_grains;
+  const std::size_t pieces = schedule == Schedule::kChunked ? n_grains : std::min(size(), n_grains);
+  if (schedule == Schedule::kStealing) {
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::uint64_t g0 = n_grains * p / pieces;
+      const std::uint64_t g1 = n_grains * (p + 1) / pieces;
+      shares_[p].grains.store((g1 << 32) | g0, std::memory_order_relaxed);
+    }
+  }
   job_fn_ = fn;
   job_n_ = n;
   job_grain_ = grain;

@@ -12,9 +12,15 @@
 // runnable threads than cores) simply claims nothing, and the caller runs the pieces itself. The
 // caller only waits for pieces another thread is actually running.
 //
+// Stealing (Schedule::kStealing). A piece is then a thread's share of grains, which it runs one
+// grain at a time from the front; a thread with nothing left to claim takes grains from the backs
+// of the other shares before it counts its own pieces done. Since a job cannot finish while a
+// piece is uncounted, a thread only touches the shares while the job is still its own. A share
+// whose owner was descheduled mid-way is thus finished by the others, grain by grain.
+//
 // Determinism. Every index is handed to exactly one thread, and a kernel computes each output
-// element entirely inside the piece that owns it, with a fixed reduction order. Results therefore
-// do not depend on the number of threads or on which thread runs which piece.
+// element entirely inside the piece (or stolen grain) that owns it, with a fixed reduction order.
+// Results therefore do not depend on the number of threads or on which thread runs which piece.
 //
 // One submitter at a time: if parallel_for is called while the pool is busy (from another thread
 // or from inside a job), that call runs its whole range on the calling thread instead of waiting.
@@ -69,6 +75,12 @@ class RangeFn {
 enum class Schedule {
   kStatic,   // one contiguous piece per thread, sizes differing by at most one grain
   kChunked,  // pieces of `grain` indices (finer load balancing)
+  // One contiguous share per thread, as kStatic, but run one grain at a time from its front; a
+  // thread whose share is done takes grains from the back of the others' shares. For jobs whose
+  // speed varies between threads (memory-bound decode products: two cores rarely stream at the
+  // same rate for long): the threads keep their own sequential stream, and the job ends within
+  // about a grain of each other instead of when the slower share does.
+  kStealing,
 };
 
 class ThreadPool {
@@ -94,10 +106,24 @@ class ThreadPool {
   // Claims and runs pieces of job `generation` until none are left unclaimed.
   void run_pieces(std::uint32_t generation);
   void run_piece(std::size_t piece);
+  // kStealing: runs grains [lo, hi) of share `piece` from the front, one at a time.
+  void run_share_front(std::size_t piece);
+  // kStealing: runs the grains left in the other shares, one at a time from their backs.
+  void steal_from_shares(std::size_t own_piece);
+  // Runs grain g of the current job, unless the job has failed; keeps the first exception.
+  void run_grain_caught(std::size_t grain) noexcept;
   // Runs one piece, or skips it once the job has failed; keeps the first exception a piece throws.
   void run_piece_caught(std::size_t piece) noexcept;
 
   std::vector<std::thread> workers_;
+
+  // kStealing: the grains of share p not yet taken, [lo, hi) as (hi << 32) | lo. The owner takes
+  // lo, a thief takes hi - 1. Set by the submitter before the job is published; touched only by a
+  // thread holding an uncounted piece of the job, so never after the job is finished.
+  struct alignas(64) Share {
+    std::atomic<std::uint64_t> grains{0};
+  };
+  std::unique_ptr<Share[]> shares_;
 
   // The published job. Written by the submitter before `claim_` announces its generation (release)
   // and read by a thread only after it has claimed a piece of that generation (acquire); the job
@@ -115,7 +141,9 @@ class ThreadPool {
 
   // (generation << 32) | pieces of that job not yet claimed. Pieces are claimed from the top down.
   alignas(64) std::atomic<std::uint64_t> claim_{0};
-  alignas(64) std::atomic<std::uint32_t> done_{0};  // pieces of the current job finished
+  alignas(64) std::atomic<std::uint32_t> done_{0};  // pieces of the current job finished (a
+                                                    // piece counts once its thread has run all
+                                                    // it took, its own grains and stolen ones)
   alignas(64) std::atomic<bool> busy_{false};       // a job is being submitted or run
   std::atomic<bool> job_failed_{false};             // a piece of the current job threw
   std::atomic<bool> stop_{false};
