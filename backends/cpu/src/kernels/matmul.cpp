@@ -83,31 +83,6 @@ void get_row(const VecOps& ops, const MatrixView& table, std::size_t row, float*
 
 namespace {
 
-// A weight's rows [0, grouped) read from its row groups (row_groups.hpp) when `use` (the table has
-// a product of them for this path), the rest as stored. split(r0, r1, grouped_fn, stored_fn) on a
-// work item's rows (r0 a multiple of kRowGroupRows): grouped_fn(first group, group count) for its
-// whole groups, then stored_fn(first stored row) for the rows past them, if any.
-class RowGroupSplit {
- public:
-  RowGroupSplit(const MatrixView& w, bool use)
-      : groups_(static_cast<const std::byte*>(w.row_groups)),
-        stride_(row_group_stride(w.dtype, w.cols)),
-        grouped_(use ? w.rows / kRowGroupRows * kRowGroupRows : 0) {}
-
-  template <typename Grouped, typename Stored>
-  void split(std::size_t r0, std::size_t r1, Grouped&& grouped_fn, Stored&& stored_fn) const {
-    const std::size_t end = std::min(r1, grouped_);
-    if (r0 < end) grouped_fn(groups_ + r0 / kRowGroupRows * stride_, (end - r0) / kRowGroupRows);
-    const std::size_t tail = std::max(r0, end);
-    if (tail < r1) stored_fn(tail);
-  }
-
- private:
-  const std::byte* groups_;
-  std::size_t stride_;
-  std::size_t grouped_;
-};
-
 // Runs fn(row0, row1, tok0, tok1) over a grid of row blocks x token chunks, dynamically scheduled.
 template <typename Fn>
 void for_each_tile_item(ThreadPool* pool, std::size_t rows, std::size_t row_block,

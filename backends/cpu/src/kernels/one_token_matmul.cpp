@@ -10,11 +10,20 @@
 // A weight's values therefore do not depend on the others beside it, nor on the thread count.
 //
 // What a group shares: each activation form is made once, on the calling thread, for every weight
-// that reads it, and all the weights' rows are one pool job, cut into one contiguous share of
-// bytes per thread (rows rounded to groups of kRowGrain within a weight). On llama1b a layer then
-// makes 2 activation passes and 2 jobs for Q/K/V and gate/up instead of 5 of each: the K and V
-// products are 256 rows (~0.3 MB of Q4_0), so a job's hand-off and wait, and the calling thread's
+// that reads it, and all the weights' rows are one pool job. On llama1b a layer then makes 2
+// activation passes and 2 jobs for Q/K/V and gate/up instead of 5 of each: the K and V products
+// are 256 rows (~0.3 MB of Q4_0), so a job's hand-off and wait, and the calling thread's
 // quantization while the workers wait, were a fair part of their time.
+//
+// How a job is cut: into units of about kUnitBytes of one weight's rows, each thread owning one
+// contiguous share of them and a thread done with its own taking units from the back of the
+// others' (Schedule::kStealing). Two cores of a Zen 4 guest rarely stream at the same rate for a
+// whole product: with one share of bytes per thread, the first to finish waited 3-4% of a llama1b
+// decode product (the ends of the two shares 45-60 thousand cycles apart on average, rdtsc), with
+// units 0.6-0.8% (9-11 thousand). In the slow memory state one core nearly fills the bus alone
+// (read test 29 GB/s on one thread, 31-35 on two), so the gain shows in the fast state and on
+// the small products of smol135m; interleaved A/B, 8 rounds, median of paired ratios: smol135m
+// Q8_0 tg 1.07x, Q4_K_M 1.02x, llama1b Q4_0 1.03x, Q4_K_M 0.98x.
 #include <algorithm>
 #include <cstdint>
 
@@ -28,8 +37,14 @@ namespace eredu::cpu::detail {
 
 namespace {
 
-constexpr std::size_t kRowGrain = 4;  // a share starts on a multiple of this many rows (or of
-                                      // a row group, for a weight read from its row groups)
+constexpr std::size_t kMaxProducts = 8;
+// A unit of a job: about this many bytes of one weight's rows. Small enough that the two threads
+// of a decode product end within a few microseconds of each other (each takes units from its own
+// share, then from the back of the other's), large enough that taking one costs nothing next to
+// reading it (llama1b: a unit is 16 rows of Q4_K, ~1 us of one core's stream).
+constexpr std::size_t kUnitBytes = std::size_t{16} << 10;
+constexpr std::size_t kRowGrain = 4;  // a unit is a multiple of this many rows (or of a row
+                                      // group, for a weight read from its row groups)
 
 using HalfRowDot = void (*)(const std::uint16_t*, const std::uint16_t*, std::size_t, std::size_t,
                             std::size_t, float*, std::size_t);
@@ -44,35 +59,19 @@ struct Product {
   std::size_t row_bytes = 0;
   Form form = Form::kF32;
   KQuantGemm kgemm = nullptr;
-  RowGroupDecode group_decode = nullptr;       // rows [0, grouped_rows) from w->row_groups
+  RowGroupDecode group_decode = nullptr;       // the rows `groups` reads, from w->row_groups
   RowGroupDecodeQ8 group_decode_q8 = nullptr;  // the same, for the kQ8 form
-  std::size_t grouped_rows = 0;
+  RowGroupSplit groups;                        // the rows read from w's row groups, if any
   std::size_t row_grain = kRowGrain;
   QuantMatvec qmatvec = nullptr;
   QuantRowDot qdot = nullptr;
   HalfRowDot half_dot = nullptr;
 };
 
-// The product reads rows [0, grouped_rows) from w's row groups, so its shares start on whole
-// groups.
+// The product reads rows [0, rows / 16 * 16) from w's row groups, so its units are whole groups.
 void read_whole_groups(Product& p) {
-  p.grouped_rows = p.w->rows / kRowGroupRows * kRowGroupRows;
+  p.groups = RowGroupSplit(*p.w, true);
   p.row_grain = kRowGroupRows;
-}
-
-// The row groups a product reads for rows [r0, end), end = min(r1, grouped_rows), r0 < end: r0 and
-// r1 (a share boundary, or the last row) are multiples of a group within them.
-struct GroupedRows {
-  const std::byte* first;
-  std::size_t count;
-  std::size_t end;
-};
-GroupedRows grouped_rows(const Product& p, std::size_t r0, std::size_t r1) {
-  const MatrixView& w = *p.w;
-  const std::size_t end = std::min(r1, p.grouped_rows);
-  const auto* groups = static_cast<const std::byte*>(w.row_groups);
-  return {groups + r0 / kRowGroupRows * row_group_stride(w.dtype, w.cols),
-          (end - r0) / kRowGroupRows, end};
 }
 
 Product product_for(const VecOps& ops, const MatrixView& w, float* y) {
@@ -156,31 +155,34 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
   switch (p.form) {
     case Form::kQ8K: {
       const std::size_t n_super = w.cols / encoding::kQK_K;
-      if (p.group_decode != nullptr && r0 < p.grouped_rows) {
-        const GroupedRows g = grouped_rows(p, r0, r1);
-        p.group_decode(g.first, g.count, a.q8k, n_super, p.y + r0);
-        r0 = g.end;
-      }
-      if (r0 < r1)
-        p.kgemm(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8k, n_super, 1, p.y + r0, w.rows);
+      p.groups.split(
+          r0, r1,
+          [&](const std::byte* groups, std::size_t n_groups) {
+            p.group_decode(groups, n_groups, a.q8k, n_super, p.y + r0);
+          },
+          [&](std::size_t tail) {
+            p.kgemm(base + tail * p.row_bytes, p.row_bytes, r1 - tail, a.q8k, n_super, 1,
+                    p.y + tail, w.rows);
+          });
       return;
     }
     case Form::kQ8: {
       const std::size_t n_blocks = w.cols / 32;
-      if (p.group_decode_q8 != nullptr && r0 < p.grouped_rows) {
-        const GroupedRows g = grouped_rows(p, r0, r1);
-        p.group_decode_q8(g.first, g.count, a.q8, n_blocks, p.y + r0);
-        r0 = g.end;
-        if (r0 == r1) return;
-      }
-      if (p.qmatvec != nullptr) {
-        const std::size_t lines = (quant_matvec_scratch_bytes(n_blocks) + 63) / 64;
-        p.qmatvec(base + r0 * p.row_bytes, p.row_bytes, r1 - r0, a.q8, n_blocks, p.y + r0,
-                  thread_scratch<CacheLine, MatvecLayout>(lines));
-        return;
-      }
-      for (std::size_t o = r0; o < r1; ++o)
-        p.y[o] = p.qdot(base + o * p.row_bytes, a.q8, n_blocks);
+      p.groups.split(
+          r0, r1,
+          [&](const std::byte* groups, std::size_t n_groups) {
+            p.group_decode_q8(groups, n_groups, a.q8, n_blocks, p.y + r0);
+          },
+          [&](std::size_t tail) {
+            if (p.qmatvec != nullptr) {
+              const std::size_t lines = (quant_matvec_scratch_bytes(n_blocks) + 63) / 64;
+              p.qmatvec(base + tail * p.row_bytes, p.row_bytes, r1 - tail, a.q8, n_blocks,
+                        p.y + tail, thread_scratch<CacheLine, MatvecLayout>(lines));
+              return;
+            }
+            for (std::size_t o = tail; o < r1; ++o)
+              p.y[o] = p.qdot(base + o * p.row_bytes, a.q8, n_blocks);
+          });
       return;
     }
     case Form::kF16:
@@ -202,36 +204,41 @@ void run_rows(const VecOps& ops, const Product& p, const Activations& a, std::si
   }
 }
 
-// A place in the products' rows laid end to end: row `row` of product `product`.
-struct Cursor {
-  std::size_t product;
-  std::size_t row;
+// The products' rows cut into units of about kUnitBytes (whole row grains of one product), laid
+// end to end: unit u of product i, first[i] <= u < first[i + 1], is its rows from
+// (u - first[i]) * unit_rows[i].
+struct Units {
+  std::size_t first[kMaxProducts + 1] = {};
+  std::size_t unit_rows[kMaxProducts] = {};
+
+  explicit Units(std::span<const Product> products) {
+    for (std::size_t i = 0; i < products.size(); ++i) {
+      const Product& p = products[i];
+      const std::size_t fit = kUnitBytes / p.row_bytes / p.row_grain * p.row_grain;
+      unit_rows[i] = std::max(p.row_grain, fit);
+      first[i + 1] = first[i] + (p.w->rows + unit_rows[i] - 1) / unit_rows[i];
+    }
+  }
 };
 
-// Where share s of n starts: the row holding byte s * total / n of the products' rows laid end to
-// end, rounded down to a multiple of kRowGrain within its product. Monotone in s, so the shares
-// cover every row exactly once.
-Cursor share_start(std::span<const Product> products, std::size_t total_bytes, std::size_t s,
-                   std::size_t n) {
-  if (s == n) return {products.size(), 0};
-  // total_bytes * s stays far below 2^64: a model's matrices are at most terabytes, s < threads.
-  std::size_t byte = total_bytes * s / n;
-  for (std::size_t i = 0; i < products.size(); ++i) {
-    const std::size_t bytes = products[i].w->rows * products[i].row_bytes;
-    if (byte < bytes) {
-      const std::size_t grain = products[i].row_grain;
-      return {i, byte / products[i].row_bytes / grain * grain};
-    }
-    byte -= bytes;
+// Units [u0, u1), each product's consecutive units in one call.
+void run_units(const VecOps& ops, std::span<const Product> products, const Units& units,
+               const Activations& a, std::size_t u0, std::size_t u1) {
+  for (std::size_t i = 0; i < products.size() && u0 < u1; ++i) {
+    if (u0 >= units.first[i + 1]) continue;
+    const std::size_t end = std::min(u1, units.first[i + 1]);
+    const std::size_t rows = products[i].w->rows;
+    const std::size_t r0 = (u0 - units.first[i]) * units.unit_rows[i];
+    const std::size_t r1 = std::min(rows, (end - units.first[i]) * units.unit_rows[i]);
+    run_rows(ops, products[i], a, r0, r1);
+    u0 = end;
   }
-  return {products.size(), 0};
 }
 
 }  // namespace
 
 void matmul_one_token(const VecOps& ops, std::span<const MatrixView> ws, const float* x,
                       std::span<float* const> ys, ThreadPool* pool) {
-  constexpr std::size_t kMaxProducts = 8;
   Product products[kMaxProducts];
   // A longer group (no family has one) goes in groups of kMaxProducts.
   if (ws.size() > kMaxProducts) {
@@ -239,13 +246,11 @@ void matmul_one_token(const VecOps& ops, std::span<const MatrixView> ws, const f
     matmul_one_token(ops, ws.subspan(kMaxProducts), x, ys.subspan(kMaxProducts), pool);
     return;
   }
-  std::size_t total_bytes = 0;
   std::size_t work = 0;
   std::size_t n = 0;
   for (std::size_t i = 0; i < ws.size(); ++i) {
     if (ws[i].rows == 0) continue;
     products[n] = product_for(ops, ws[i], ys[i]);
-    total_bytes += ws[i].rows * products[n].row_bytes;
     work += ws[i].rows * ws[i].cols;
     ++n;
   }
@@ -255,19 +260,9 @@ void matmul_one_token(const VecOps& ops, std::span<const MatrixView> ws, const f
   const Activations a = prepare(group, forms);
 
   if (work < 2 * kMinParallelWork) pool = nullptr;  // not worth a wake-up
-  const std::size_t shares = pool != nullptr ? pool->size() : 1;
-  auto run_shares = [&](std::size_t s0, std::size_t s1) {
-    for (std::size_t s = s0; s < s1; ++s) {
-      const Cursor from = share_start(group, total_bytes, s, shares);
-      const Cursor to = share_start(group, total_bytes, s + 1, shares);
-      for (std::size_t i = from.product; i < n && i <= to.product; ++i) {
-        const std::size_t r0 = i == from.product ? from.row : 0;
-        const std::size_t r1 = i == to.product ? to.row : group[i].w->rows;
-        if (r0 < r1) run_rows(ops, group[i], a, r0, r1);
-      }
-    }
-  };
-  parallel_for(pool, shares, run_shares, 1, Schedule::kStatic);
+  const Units units(group);
+  auto run = [&](std::size_t u0, std::size_t u1) { run_units(ops, group, units, a, u0, u1); };
+  parallel_for(pool, units.first[n], run, 1, Schedule::kStealing);
 }
 
 }  // namespace eredu::cpu::detail

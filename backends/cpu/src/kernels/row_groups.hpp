@@ -17,9 +17,11 @@
 // Values are unchanged: the products formed from this layout are the definition's
 // (reference::dot_q8_K) bit for bit, as every K-quant product is: per 256-block the exact integer
 // sums, then the definition's one or two fused multiply-adds, block after block.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "eredu/core/dtype.hpp"
 
@@ -192,5 +194,34 @@ std::size_t row_group_bytes(DType dtype, std::size_t rows, std::size_t cols) noe
 // out[g * (cols / 256) .. ]. Only for an encoding row_group_bytes gives bytes for.
 void pack_row_groups(DType dtype, const void* rows, std::size_t n_rows, std::size_t cols,
                      void* out) noexcept;
+
+// A weight's rows [0, grouped) read from its row groups when `use` (the table has
+// a product of them for this path), the rest as stored. split(r0, r1, grouped_fn, stored_fn) on a
+// work item's rows (r0 a multiple of kRowGroupRows): grouped_fn(first group, group count) for its
+// whole groups, then stored_fn(first stored row) for the rows past them, if any.
+class RowGroupSplit {
+ public:
+  RowGroupSplit() = default;  // no rows from groups
+  RowGroupSplit(const MatrixView& w, bool use)
+      : groups_(static_cast<const std::byte*>(w.row_groups)),
+        stride_(row_group_stride(w.dtype, w.cols)),
+        grouped_(use ? w.rows / kRowGroupRows * kRowGroupRows : 0) {}
+
+  // Rows [0, grouped_rows()) are read from the groups.
+  [[nodiscard]] std::size_t grouped_rows() const noexcept { return grouped_; }
+
+  template <typename Grouped, typename Stored>
+  void split(std::size_t r0, std::size_t r1, Grouped&& grouped_fn, Stored&& stored_fn) const {
+    const std::size_t end = std::min(r1, grouped_);
+    if (r0 < end) grouped_fn(groups_ + r0 / kRowGroupRows * stride_, (end - r0) / kRowGroupRows);
+    const std::size_t tail = std::max(r0, end);
+    if (tail < r1) stored_fn(tail);
+  }
+
+ private:
+  const std::byte* groups_ = nullptr;
+  std::size_t stride_ = 0;
+  std::size_t grouped_ = 0;
+};
 
 }  // namespace eredu::cpu::detail
