@@ -128,12 +128,9 @@ void amx_group_prompt_gemm(const void* row_groups, std::size_t n_groups, const P
                            std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   using Group = GroupBlock<F::kAffine>;
   Group* groups = group_scratch<Group>(n_groups * n_blocks);
-  const auto* pairs = static_cast<const GroupPairOf<F>*>(row_groups);
-  const std::size_t n_pairs = (n_blocks + 1) / 2;
-  amx_prompt_item<Tiles, F>(groups, n_groups * kLanes, x, n_blocks, n, y, ldy,
-                            [&](std::size_t g, std::size_t) {
-                              repack_pairs<F>(pairs + g * n_pairs, n_blocks, groups + g * n_blocks);
-                            });
+  amx_prompt_item<Tiles, F>(
+      groups, n_groups * kLanes, x, n_blocks, n, y, ldy,
+      [&](std::size_t g, std::size_t) { repack_row_group<F>(row_groups, g, n_blocks, groups); });
 }
 
 // The product for an encoding with tile policy Tiles, or null.

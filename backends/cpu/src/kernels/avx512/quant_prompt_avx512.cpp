@@ -65,13 +65,9 @@ void group_prompt_gemm(const void* groups, std::size_t n_groups, const PromptAct
                        std::size_t n_blocks, std::size_t n, float* y, std::size_t ldy) {
   using Group = GroupBlock<F::kAffine>;
   Group* unpacked = group_scratch<Group>(n_groups * n_blocks);
-  const auto* pairs = static_cast<const GroupPairOf<F>*>(groups);
-  const std::size_t n_pairs = (n_blocks + 1) / 2;
   run_prompt_item<kLanes, kTokens>(
       n_groups * kLanes, n,
-      [&](std::size_t g, std::size_t) {
-        repack_pairs<F>(pairs + g * n_pairs, n_blocks, unpacked + g * n_blocks);
-      },
+      [&](std::size_t g, std::size_t) { repack_row_group<F>(groups, g, n_blocks, unpacked); },
       [&](std::size_t g, std::size_t, std::size_t t0, std::size_t rn, auto token) {
         tile<F, kTokens>(unpacked + g * n_blocks, n_blocks,
                          token_tile<kTokens>(x, n_blocks, token, 0), rn,

@@ -160,6 +160,15 @@ void repack_pairs(const GroupPairOf<F>* pairs, std::size_t n_blocks, GroupBlock<
   }
 }
 
+// Row group g of a load's row groups (n_blocks blocks each, as ceil(n_blocks / 2) pairs) into
+// its n_blocks GroupBlocks of `out`, the repacked groups laid end to end.
+template <typename F>
+void repack_row_group(const void* row_groups, std::size_t g, std::size_t n_blocks,
+                      GroupBlock<F::kAffine>* out) {
+  const auto* pairs = static_cast<const GroupPairOf<F>*>(row_groups);
+  repack_pairs<F>(pairs + g * ((n_blocks + 1) / 2), n_blocks, out + g * n_blocks);
+}
+
 // One block's float steps for one token: the 16 rows' exact sums `sum` (the codes' products with
 // the token's activation codes, offset included) scaled by the rows' scales `wd` times the token's
 // scale xd, then for the affine encodings the rows' minimums times the token's scaled sum xs.
