@@ -1,6 +1,6 @@
 // KernelTable::matmul_shared_input: several weights that read one token (Q/K/V, gate/up) in one
 // pool job over one quantized (or rounded) activation. A weight's values must not depend on the
-// weights beside it, on where the byte shares cut the rows, or on the thread count: each is the
+// weights beside it, on where the job's units cut the rows, or on the thread count: each is the
 // value the same table gives that weight alone on one thread, and all of them are near a float64
 // product of the reference decoding (the matmul sweep's measure for quantized products).
 #include <gtest/gtest.h>

@@ -214,7 +214,9 @@ struct Units {
   explicit Units(std::span<const Product> products) {
     for (std::size_t i = 0; i < products.size(); ++i) {
       const Product& p = products[i];
-      const std::size_t fit = kUnitBytes / p.row_bytes / p.row_grain * p.row_grain;
+      // (A weight of empty rows, if one reaches here, is one unit.)
+      const std::size_t fit =
+          p.row_bytes > 0 ? kUnitBytes / p.row_bytes / p.row_grain * p.row_grain : p.w->rows;
       unit_rows[i] = std::max(p.row_grain, fit);
       first[i + 1] = first[i] + (p.w->rows + unit_rows[i] - 1) / unit_rows[i];
     }
