@@ -56,15 +56,22 @@ TEST(ThreadPool, EveryIndexIsVisitedExactlyOnceForAnySizeGrainScheduleAndThreadC
   }
 }
 
-TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
-  ThreadPool pool(3);
+// Runs parallel_for and returns the [begin, end) of every call fn received, in no set order.
+std::vector<std::pair<std::size_t, std::size_t>> calls_of(ThreadPool& pool, std::size_t n,
+                                                          std::size_t grain, Schedule schedule) {
   std::mutex m;
-  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
   auto fn = [&](std::size_t b, std::size_t e) {
     std::lock_guard<std::mutex> lock(m);
-    pieces.emplace_back(b, e);
+    calls.emplace_back(b, e);
   };
-  pool.parallel_for(100, fn, 8);
+  pool.parallel_for(n, fn, grain, schedule);
+  return calls;
+}
+
+TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
+  ThreadPool pool(3);
+  const auto pieces = calls_of(pool, 100, 8, Schedule::kStatic);
   ASSERT_FALSE(pieces.empty());
   for (const auto& [b, e] : pieces) {
     EXPECT_EQ(b % 8, 0U);
@@ -74,13 +81,7 @@ TEST(ThreadPool, StaticPiecesStartOnGrainBoundaries) {
 
 TEST(ThreadPool, StealingRunsOneGrainPerCallOnGrainBoundaries) {
   ThreadPool pool(3);
-  std::mutex m;
-  std::vector<std::pair<std::size_t, std::size_t>> calls;
-  auto fn = [&](std::size_t b, std::size_t e) {
-    std::lock_guard<std::mutex> lock(m);
-    calls.emplace_back(b, e);
-  };
-  pool.parallel_for(100, fn, 8, Schedule::kStealing);
+  const auto calls = calls_of(pool, 100, 8, Schedule::kStealing);
   ASSERT_EQ(calls.size(), 13U);  // ceil(100 / 8) grains
   for (const auto& [b, e] : calls) {
     EXPECT_EQ(b % 8, 0U);

@@ -24,6 +24,18 @@ constexpr std::size_t kMaxPieces = std::size_t{1} << 31;
 constexpr std::uint32_t generation_of(std::uint64_t claim) noexcept {
   return static_cast<std::uint32_t>(claim >> 32);
 }
+
+// Runs work() unless the job has already failed (its result is discarded anyway); keeps the first
+// exception a piece or grain of the job throws in `error`.
+template <typename Work>
+void run_caught(std::atomic<bool>& failed, std::exception_ptr& error, Work&& work) noexcept {
+  if (failed.load(std::memory_order_relaxed)) return;
+  try {
+    work();
+  } catch (...) {
+    if (!failed.exchange(true, std::memory_order_relaxed)) error = std::current_exception();
+  }
+}
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t n_threads) {
@@ -59,23 +71,12 @@ void ThreadPool::run_piece(std::size_t piece) {
 }
 
 void ThreadPool::run_piece_caught(std::size_t piece) noexcept {
-  if (job_failed_.load(std::memory_order_relaxed)) return;  // the result is discarded anyway
-  try {
-    run_piece(piece);
-  } catch (...) {
-    if (!job_failed_.exchange(true, std::memory_order_relaxed))
-      job_error_ = std::current_exception();
-  }
+  run_caught(job_failed_, job_error_, [&] { run_piece(piece); });
 }
 
 void ThreadPool::run_grain_caught(std::size_t grain) noexcept {
-  if (job_failed_.load(std::memory_order_relaxed)) return;  // the result is discarded anyway
-  try {
-    job_fn_(grain * job_grain_, std::min(job_n_, (grain + 1) * job_grain_));
-  } catch (...) {
-    if (!job_failed_.exchange(true, std::memory_order_relaxed))
-      job_error_ = std::current_exception();
-  }
+  run_caught(job_failed_, job_error_,
+             [&] { job_fn_(grain * job_grain_, std::min(job_n_, (grain + 1) * job_grain_)); });
 }
 
 void ThreadPool::run_share_front(std::size_t piece) {
