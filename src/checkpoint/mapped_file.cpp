@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace eredu::checkpoint {
 namespace {
@@ -16,7 +18,7 @@ Error io_error(const std::filesystem::path& path, const char* what, int err) {
   return Error(code, std::string(what) + ": " + std::strerror(err)).with_path(path.string());
 }
 
-// Closes a descriptor on every path out of open().
+// Closes a descriptor on every path out of open() but the one that keeps it.
 struct FdGuard {
   int fd;
   ~FdGuard() {
@@ -43,6 +45,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem
   if (data == MAP_FAILED) return fail(io_error(path, "cannot map", errno));
   file->data_ = static_cast<const std::byte*>(data);
   file->is_mapped_ = true;
+  file->fd_ = std::exchange(guard.fd, -1);
   return std::shared_ptr<const MappedFile>(std::move(file));
 }
 
@@ -61,16 +64,39 @@ std::shared_ptr<const MappedFile> MappedFile::from_bytes(std::span<const std::by
 
 MappedFile::~MappedFile() {
   if (is_mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
-void MappedFile::release_pages(std::span<const std::byte> range) const noexcept {
-  if (!is_mapped_ || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+Result<void> MappedFile::copy_out(std::span<const std::byte> range, std::byte* out) const {
+  if (range.empty()) return ok();
   const auto begin = reinterpret_cast<std::uintptr_t>(range.data());
-  const std::uintptr_t first = (begin + page - 1) / page * page;
-  const std::uintptr_t last = (begin + range.size()) / page * page;
-  // A private read-only file mapping: dropped pages are read from the file again when touched.
-  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  const auto first = reinterpret_cast<std::uintptr_t>(data_);
+  if (begin < first || begin - first > size_ || range.size() > size_ - (begin - first)) {
+    return fail(Error(ErrorCode::kInvalidArgument, "copy_out: " + std::to_string(range.size()) +
+                                                       " bytes that are not inside " +
+                                                       "the file's mapping")
+                    .with_path(path_));
+  }
+  const std::size_t offset = begin - first;
+  if (!is_mapped_) {
+    std::memcpy(out, range.data(), range.size());
+    return ok();
+  }
+  std::size_t done = 0;
+  while (done < range.size()) {
+    const ::ssize_t got =
+        ::pread(fd_, out + done, range.size() - done, static_cast<::off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const std::string why = got < 0 ? std::strerror(errno) : "the file ended early";
+      return fail(
+          Error(ErrorCode::kIo, "cannot read " + std::to_string(range.size()) + " bytes: " + why)
+              .with_path(path_)
+              .with_offset(offset + done));
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return ok();
 }
 
 Result<std::span<const std::byte>> MappedFile::slice(std::uint64_t offset,

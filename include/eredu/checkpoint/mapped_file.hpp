@@ -38,17 +38,21 @@ class MappedFile {
   [[nodiscard]] Result<std::span<const std::byte>> slice(std::uint64_t offset,
                                                          std::uint64_t length) const;
 
-  // Lets the OS take the whole pages inside `range` (bytes of this file) out of this process's
-  // resident memory: for bytes a reader has copied elsewhere and will rarely touch again. They
-  // stay readable (read again from the file when touched). Nothing happens for a file made with
-  // from_bytes, or for bytes outside the file.
-  void release_pages(std::span<const std::byte> range) const noexcept;
+  // Copies `range` (bytes of this file, as bytes() or slice() gave them) into `out`, which holds
+  // range.size() bytes, with read(2) rather than through the mapping: a reader that keeps its own
+  // copy then maps no page of the file. A fault on the mapping maps every page-cache page in a
+  // window around it (Linux's fault-around, 64 KiB), and so brings back pages of the tensors
+  // beside the range that a reader had meant to leave unmapped. A file made with from_bytes
+  // copies from memory. Errors: kInvalidArgument when `range` is not inside the file, kIo (path,
+  // offset) when the read fails or the file has shrunk under the mapping.
+  [[nodiscard]] Result<void> copy_out(std::span<const std::byte> range, std::byte* out) const;
 
  private:
   MappedFile() = default;
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   bool is_mapped_ = false;
+  int fd_ = -1;  // open while the file is mapped, for copy_out
   std::unique_ptr<std::byte[]> owned_;
   std::string path_;
 };

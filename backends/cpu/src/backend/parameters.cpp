@@ -6,15 +6,29 @@
 // allocation's are copied once, unchanged, into storage the weight owns. Either way nothing is
 // densified. Where the kernel table reads an encoding faster in its row groups (AVX-512: the
 // K-quants, IQ4_XS and the encodings with blocks of 32, 16 rows side by side), the weight also gets
-// that second layout, made once here, and the mapped pages it was made from are let go; not an
-// embedding table that no product reads (CpuMaterializationContext::rows_only: token_embd when the
-// output matrix is not tied to it), whose rows are read as stored.
+// that second layout, made once here; not an embedding table that no product reads
+// (CpuMaterializationContext::rows_only: token_embd when the output matrix is not tied to it),
+// whose rows are read as stored.
+//
+// What the load copies out of a mapped file (vectors, the rows a matrix's row groups are made
+// from) it reads with read(2) (MappedFile::copy_out), never through the mapping: the products read
+// a grouped matrix's row groups, not its mapped rows, so those pages should never be mapped into
+// the process. A read through the mapping would map them, and not only its own: Linux maps every
+// page-cache page in a 64 KiB window around a fault, so copying a norm vector through the mapping
+// mapped back the tail of the matrix before it, and made the pages a model keeps resident depend
+// on readahead's timing (smol135m Q8_0 once kept 54 MB of its file mapped beside its 141 MB of
+// row groups).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
@@ -30,10 +44,25 @@ bool is_allocation_aligned(std::span<const std::byte> bytes) {
   return reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(std::max_align_t) == 0;
 }
 
+// Copies `bytes` into `out`: from the file with read(2) where they are a mapping's, else from
+// memory (a gathered copy).
+Result<void> copy_bytes(const checkpoint::MappedFile* mapping, std::span<const std::byte> bytes,
+                        std::byte* out) {
+  if (mapping != nullptr) return mapping->copy_out(bytes, out);
+  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+  return ok();
+}
+
+// The rows a thread packs at a time when the rows are read from a file: a few hundred KiB, so the
+// staged rows are still in the core's L2 when the packing reads them.
+constexpr std::size_t kStagedRowBytes = std::size_t{256} << 10;
+
 // Lays the weight out in the kernel table's row groups, where it has them for this encoding. When
-// the weight reads the checkpoint's mapping, the products now read only the row groups (and the
-// last rows % 16), so the mapped pages go back to the page cache instead of staying resident
-// beside their copy: get_row and the tail rows read them again from the file when they need them.
+// the weight's rows are in a checkpoint's mapping, each thread reads its groups' rows from the
+// file into a staging buffer and packs them from there, so that none of the mapped pages is
+// faulted in: the products read only the row groups (and the last rows % 16, which map their own
+// pages when a product first reads them), and get_row reads the rows from the file when it needs
+// them.
 Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping, ThreadPool* pool) {
   const KernelTable& k = kernels();
   const std::size_t bytes = k.row_group_bytes(w.dtype, w.rows(), w.cols());
@@ -52,14 +81,38 @@ Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping,
   // Groups are independent: the threads take whole groups (llama1b Q4_K: ~0.4 s on one thread).
   const std::size_t group_bytes = k.row_group_bytes(w.dtype, kRowGroupRows, w.cols());
   const std::size_t rows_bytes = kRowGroupRows * packed_row_bytes(w.dtype, w.cols());
+  const std::size_t staged_groups = std::max<std::size_t>(1, kStagedRowBytes / rows_bytes);
   const auto* rows = static_cast<const std::byte*>(w.data());
-  parallel_for(pool, bytes / group_bytes, [&](std::size_t g0, std::size_t g1) {
-    k.pack_row_groups(w.dtype, rows + g0 * rows_bytes, (g1 - g0) * kRowGroupRows, w.cols(),
-                      groups.get() + g0 * group_bytes);
-  });
+  std::mutex error_mutex;
+  std::optional<Error> read_error;
+  try {
+    parallel_for(pool, bytes / group_bytes, [&](std::size_t g0, std::size_t g1) {
+      if (mapping == nullptr) {  // rows the weight owns: packed where they are
+        k.pack_row_groups(w.dtype, rows + g0 * rows_bytes, (g1 - g0) * kRowGroupRows, w.cols(),
+                          groups.get() + g0 * group_bytes);
+        return;
+      }
+      std::vector<std::byte> staged(std::min(g1 - g0, staged_groups) * rows_bytes);
+      for (std::size_t g = g0; g < g1; g += staged_groups) {
+        const std::size_t n = std::min(g1 - g, staged_groups);
+        const std::span<const std::byte> from(rows + g * rows_bytes, n * rows_bytes);
+        if (auto copied = mapping->copy_out(from, staged.data()); !copied) {
+          const std::lock_guard lock(error_mutex);
+          if (!read_error) read_error = copied.error();
+          return;
+        }
+        k.pack_row_groups(w.dtype, staged.data(), n * kRowGroupRows, w.cols(),
+                          groups.get() + g * group_bytes);
+      }
+    });
+  } catch (const std::bad_alloc&) {
+    return fail(Error(ErrorCode::kCapacityExhausted,
+                      "cannot allocate the rows staged to make the row groups of tensor " + w.name)
+                    .with_subject(w.name));
+  }
+  if (read_error) return fail(Error(*read_error).with_subject(w.name));
   w.row_groups = std::span<const std::byte>(groups.get(), bytes);
   w.row_group_storage = std::move(groups);
-  if (mapping != nullptr) mapping->release_pages(w.bytes);
   return ok();
 }
 
@@ -89,20 +142,22 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
   w.shape = shape;
   const std::span<const std::byte> bytes = held.bytes();
   // Vectors (norm weights, biases) are copied, not read in place: they are a few KiB, read for
-  // every token, and sit in the file between the matrices, so reading one through the mapping
-  // mapped back, page-cache folio by folio (megabytes with large folios), the pages of the
-  // grouped matrices around it that the load had let go (smol135m Q8_0: 54 of its 146 MB).
+  // every token, and sit in the file between the matrices (see the note at the top on why the
+  // copy is read from the file).
   const bool read_in_place = shape.size() == 2;
-  if (auto mapping = held.borrowed_mapping();
-      mapping != nullptr && read_in_place && is_allocation_aligned(bytes)) {
-    const checkpoint::MappedFile* file = mapping.get();
-    w.storage = std::move(mapping);
+  const std::shared_ptr<const checkpoint::MappedFile> mapping = held.borrowed_mapping();
+  if (mapping != nullptr && read_in_place && is_allocation_aligned(bytes)) {
+    w.storage = mapping;
     w.bytes = bytes;
-    if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, file, context.pool));
+    if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, mapping.get(), context.pool));
     return CpuMaterialization{std::move(w)};
   }
   try {
-    w.hold(std::vector<std::byte>(bytes.begin(), bytes.end()));
+    std::vector<std::byte> copy(bytes.size());
+    if (auto copied = copy_bytes(mapping.get(), bytes, copy.data()); !copied) {
+      return fail(Error(copied.error()).with_subject(held.name()));
+    }
+    w.hold(std::move(copy));
   } catch (const std::bad_alloc&) {
     return fail(Error(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name())
                     .with_subject(held.name()));
