@@ -275,6 +275,17 @@ void register_all() {
           ->Unit(benchmark::kMillisecond);
     }
   }
+  // The F32 prompt products of a tiny model (stories260K: rows of 64 and of 172), where the
+  // horizontal sums at the end of each short chain weigh as much as the multiply-adds.
+  for (const Shape& s : {Shape{64, 64}, Shape{172, 64}, Shape{64, 172}}) {
+    const std::string name = "F32/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    benchmark::RegisterBenchmark(
+        ("Matmul/" + name + "/tokens:128" + t).c_str(),
+        [=](benchmark::State& st) { run_matmul(st, DType::kF32, s.rows, s.cols, 128, threads); })
+        ->UseRealTime()
+        ->MinTime(0.2)
+        ->Unit(benchmark::kMicrosecond);
+  }
   // A speculative verification: 4 or 8 drafts and the bonus; compare its time with Matvec's.
   for (DType d : {DType::kF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K}) {
     const Shape s{2048, 8192};

@@ -10,6 +10,7 @@
 // CPU that splits 512-bit operations in two (the last test).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -187,6 +188,67 @@ TEST(Avx512Matmul, F16PromptsOnSplit512BitUnitsGiveTheAvx2TablesValuesBitForBit)
   for (const HalfShape& s : shapes) {
     expect_avx2_values(*avx512, *avx2, DType::kF16, s.rows, s.tokens, s.cols,
                        6100 + static_cast<unsigned>(s.cols * 7 + s.tokens));
+  }
+}
+
+// One F32 element as the AVX-512 prompt tiles define it (float_gemm_avx512.cpp), restated one lane
+// at a time: 16 fused multiply-add chains over k in steps of 16, then lanes i and i + 8 added, then
+// i and i + 4, then 0 and 2 and 1 and 3, then those two (hsum16's pairs), then the k % 16 tail in
+// order.
+float sixteen_lane_chain(const float* w, const float* x, std::size_t k) {
+  float lane[16] = {};
+  std::size_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    for (std::size_t l = 0; l < 16; ++l)
+      lane[l] = std::fma(w[i + l], x[i + l], lane[l]);
+  }
+  float a[8];
+  for (int l = 0; l < 8; ++l)
+    a[l] = lane[l] + lane[l + 8];
+  float b[4];
+  for (int l = 0; l < 4; ++l)
+    b[l] = a[l] + a[l + 4];
+  float sum = (b[0] + b[2]) + (b[1] + b[3]);
+  for (; i < k; ++i)
+    sum = std::fma(w[i], x[i], sum);
+  return sum;
+}
+
+// The F32 prompt tiles of every shape (6 x 4 and each edge tile, rows of 1 to 13, prompts past the
+// 16 tokens below which products take the one-token path, row lengths with and without a tail, of
+// 64 and 172 as stories260K's) give each element the 16-lane chain's value bit for bit, on 1 and 3
+// threads: the tile sums its accumulators together, and must pair their lanes exactly as one sum
+// of one accumulator would.
+TEST(Avx512Matmul, F32PromptTilesGiveEachElementTheSixteenLaneChainsValueBitForBit) {
+  const auto* avx512 = eredu::cpu::kernels_for(Isa::kAvx512);
+  if (avx512 == nullptr) {
+    GTEST_SKIP() << "this CPU cannot run the avx512 kernels (they need "
+                 << eredu::cpu::isa_requirements(Isa::kAvx512) << ")";
+  }
+  ThreadPool three(3);
+  for (std::size_t rows : {1, 2, 3, 5, 6, 7, 12, 13}) {
+    for (std::size_t tokens : {17, 18, 19, 23, 40}) {
+      for (std::size_t cols : {16, 37, 64, 172}) {
+        std::mt19937 rng(static_cast<unsigned>(rows * 1000 + tokens * 10 + cols));
+        const auto weights = random_floats(rng, rows * cols, -2.0F, 2.0F);
+        const auto x = random_floats(rng, tokens * cols, -3.0F, 3.0F);
+        std::vector<float> expected(tokens * rows);
+        for (std::size_t t = 0; t < tokens; ++t) {
+          for (std::size_t r = 0; r < rows; ++r)
+            expected[t * rows + r] =
+                sixteen_lane_chain(weights.data() + r * cols, x.data() + t * cols, cols);
+        }
+        const MatrixView w{DType::kF32, weights.data(), rows, cols};
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+          std::vector<float> actual(expected.size(), -1.0F);
+          avx512->matmul(w, x.data(), tokens, actual.data(), pool);
+          const auto [differ, first] = bitwise_difference(actual, expected);
+          EXPECT_EQ(differ, 0U) << rows << " rows x " << tokens << " tokens x " << cols << " cols, "
+                                << (pool == nullptr ? 1 : pool->size()) << " threads: first at "
+                                << first << ": " << actual[first] << " vs " << expected[first];
+        }
+      }
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "../avx2/simd_avx2.hpp"
 #include "../vec_ops.hpp"
@@ -46,6 +47,86 @@ struct Ymm8Lanes {
   static float sum(__m256 acc) { return hsum(acc); }
 };
 
+// The horizontal sums of N <= 16 accumulators at once, lane j of the result holding z[j]'s: each
+// exactly hsum16's, since the same lanes are paired and added in the same order (lanes i and i + 8,
+// then i and i + 4, then 0 and 2 / 1 and 3, then those two; a float add is commutative, so only the
+// pairing decides the value), but each add serves up to 16 sums: ~45 shuffles and adds for 16 sums
+// instead of ~130. With rows of 64 (stories260K), hsum16 per accumulator was about as much work as
+// the tile's multiply-adds: eredu_bench_cpu_kernels Matmul/F32/64x64/tokens:128, one thread, 6
+// interleaved rounds on a Zen 4 guest, 18.4-20.4 -> 15.8-16.5 us, 172x64 49-54 -> 43-47 us (64x172,
+// whose rows end in a tail of 12 summed one by one, 66-68 -> 64-68).
+template <int N>
+[[gnu::always_inline]] inline __m512 hsum16_many(const __m512* z) {
+  static_assert(N >= 1 && N <= 16);
+  constexpr int kA = (N + 1) / 2;  // registers after each level
+  constexpr int kB = (kA + 1) / 2;
+  constexpr int kC = (kB + 1) / 2;
+  auto in = [z](int i) { return i < N ? z[i] : _mm512_setzero_ps(); };
+  // Lanes i and i + 8 of two accumulators: [z[2p] 0..7 | z[2p + 1] 0..7].
+  __m512 a[8];
+#pragma GCC unroll 8
+  for (int p = 0; p < kA; ++p) {
+    const __m512 u = in(2 * p);
+    const __m512 v = in(2 * p + 1);
+    a[p] = _mm512_add_ps(_mm512_shuffle_f32x4(u, v, 0x44), _mm512_shuffle_f32x4(u, v, 0xEE));
+  }
+  // Lanes i and i + 4 of each 8: four accumulators' 4 lanes, one per 128-bit quarter.
+  __m512 b[4];
+#pragma GCC unroll 4
+  for (int q = 0; q < kB; ++q) {
+    const __m512 u = a[2 * q];
+    const __m512 v = 2 * q + 1 < kA ? a[2 * q + 1] : _mm512_setzero_ps();
+    b[q] = _mm512_add_ps(_mm512_shuffle_f32x4(u, v, 0x88), _mm512_shuffle_f32x4(u, v, 0xDD));
+  }
+  // Lanes 0 and 2, 1 and 3 of each quarter: quarter k holds accumulator 8s + k's two, then
+  // 8s + 4 + k's.
+  __m512 c[2];
+#pragma GCC unroll 2
+  for (int s = 0; s < kC; ++s) {
+    const __m512d u = _mm512_castps_pd(b[2 * s]);
+    const __m512d v = _mm512_castps_pd(2 * s + 1 < kB ? b[2 * s + 1] : _mm512_setzero_ps());
+    c[s] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(u, v)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(u, v)));
+  }
+  // The two halves of each: quarter k holds accumulators k, 4 + k, 8 + k, 12 + k.
+  const __m512 m = c[0];
+  const __m512 n = kC > 1 ? c[1] : _mm512_setzero_ps();
+  const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(m, n, _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_ps(m, n, _MM_SHUFFLE(3, 1, 3, 1)));
+  // Lane 4k + j holds accumulator 4j + k: transposed back.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, sums);
+}
+
+// S::sum of every accumulator of an RM x RN tile into sums[r * RN + t]: 16 at a time where the
+// accumulators are 16-lane ones.
+template <typename S, int RM, int RN>
+[[gnu::always_inline]] inline void tile_sums(const typename S::Acc (&acc)[RM][RN], float* sums) {
+  constexpr int kCount = RM * RN;
+  if constexpr (std::is_base_of_v<Zmm16Lanes, S> && kCount >= 4) {
+    __m512 flat[kCount];
+#pragma GCC unroll 8
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 8
+      for (int t = 0; t < RN; ++t)
+        flat[r * RN + t] = acc[r][t];
+    }
+    if constexpr (kCount > 16) {
+      _mm512_storeu_ps(sums, hsum16_many<16>(flat));
+      _mm512_storeu_ps(sums + 16, hsum16_many<kCount - 16>(flat + 16));
+    } else {
+      _mm512_storeu_ps(sums, hsum16_many<kCount>(flat));
+    }
+  } else {
+#pragma GCC unroll 8
+    for (int r = 0; r < RM; ++r) {
+#pragma GCC unroll 8
+      for (int t = 0; t < RN; ++t)
+        sums[r * RN + t] = S::sum(acc[r][t]);
+    }
+  }
+}
+
 template <typename S, int RM, int RN>
 void float_tile(const typename S::T* w, std::size_t ldw, const typename S::T* x, std::size_t ldx,
                 std::size_t k, float* y, std::size_t ldy) {
@@ -70,11 +151,14 @@ void float_tile(const typename S::T* w, std::size_t ldw, const typename S::T* x,
         acc[r][t] = S::madd(acc[r][t], wv[r], xv);
     }
   }
+  // Stored 16 at a time, so room for a whole last register.
+  float sums[(RM * RN + 15) / 16 * 16];
+  tile_sums<S, RM, RN>(acc, sums);
 #pragma GCC unroll 8
   for (int r = 0; r < RM; ++r) {
 #pragma GCC unroll 8
     for (int t = 0; t < RN; ++t) {
-      float sum = S::sum(acc[r][t]);
+      float sum = sums[r * RN + t];
       for (std::size_t j = i; j < k; ++j)
         sum = __builtin_fmaf(S::load1(w + r * ldw + j), S::load1(x + t * ldx + j), sum);
       y[t * ldy + r] = sum;
