@@ -142,13 +142,7 @@ template <typename S, int RM, int RN>
 [[gnu::always_inline]] inline void tile_sums(const typename S::Acc (&acc)[RM][RN], float* sums) {
   constexpr int kCount = RM * RN;
   if constexpr (std::is_base_of_v<Zmm16Lanes, S> && kCount >= 4) {
-    __m512 flat[kCount];
-#pragma GCC unroll 8
-    for (int r = 0; r < RM; ++r) {
-#pragma GCC unroll 8
-      for (int t = 0; t < RN; ++t)
-        flat[r * RN + t] = acc[r][t];
-    }
+    const __m512* flat = &acc[0][0];  // row-major: element r * RN + t, the order sums takes
     if constexpr (kCount > 16) {
       _mm512_storeu_ps(sums, hsum16_many<16>(flat));
       _mm512_storeu_ps(sums + 16, hsum16_many<kCount - 16>(flat + 16));
@@ -156,13 +150,7 @@ template <typename S, int RM, int RN>
       _mm512_storeu_ps(sums, hsum16_many<kCount>(flat));
     }
   } else if constexpr (std::is_base_of_v<Ymm8Lanes, S> && kCount >= 4) {
-    __m256 flat[kCount];
-#pragma GCC unroll 8
-    for (int r = 0; r < RM; ++r) {
-#pragma GCC unroll 8
-      for (int t = 0; t < RN; ++t)
-        flat[r * RN + t] = acc[r][t];
-    }
+    const __m256* flat = &acc[0][0];  // row-major: element r * RN + t, the order sums takes
 #pragma GCC unroll 4
     for (int c = 0; c + 8 <= kCount; c += 8)
       _mm256_storeu_ps(sums + c, hsum8_many<8>(flat + c));
