@@ -4,7 +4,11 @@
 # on a shared machine hits all of them alike), then the median over rounds of each engine's mean
 # t/s and the ratios to llama.cpp at its best build for the machine: with several llama-bench
 # builds, each row takes the fastest build's median (a build that fails on a file, e.g. with
-# SIGILL where the CPU lacks an instruction its flags did not rule out, just has no figure).
+# SIGILL where the CPU lacks an instruction its flags did not rule out, just has no figure). Even
+# rounds run the engines in the reverse order. "paired" is the median over rounds of the ratio
+# within each round (against the row's llama.cpp build): a memory state that turns every few
+# minutes, as on the shared guests this runs on, cancels out of it, while the ratio of the
+# medians can set one engine's fast rounds against the other's slow ones.
 #
 #   bench/side-by-side.sh ROUNDS FILE...
 #   bench/side-by-side.sh --from DIR FILE...       print the table of an earlier run's DIR
@@ -54,9 +58,16 @@ else
   [[ -n "$base" ]] && engines+=("base:$base")
   engines+=("after:$after")
   for r in $(seq 1 "$rounds"); do
+    # Even rounds run the engines in the reverse order, so neither engine always runs first after
+    # a file change (or always last before the memory state of a shared guest turns).
+    order=("${engines[@]}")
+    if ((r % 2 == 0)); then
+      order=()
+      for ((i = ${#engines[@]} - 1; i >= 0; i--)); do order+=("${engines[$i]}"); done
+    fi
     for f in "$@"; do
       b=$(basename "$f" .gguf)
-      for e in "${engines[@]}"; do
+      for e in "${order[@]}"; do
         name=${e%%:*}
         exe=${e#*:}
         echo "$(date -u +%T) round $r $b $name (load $(cut -d' ' -f1-3 /proc/loadavg))" |
@@ -84,10 +95,23 @@ def rows(path):  # {"pp": t/s, "tg": t/s} of one run; empty when it failed
     except (OSError, ValueError):
         return {}
     return {("pp" if x.get("n_gen", 0) == 0 else "tg"): x["avg_ts"] for x in doc}
+def per_round(name, engine, kind):  # {round: t/s} of the rounds that gave a figure
+    v = {}
+    for p in glob.glob(os.path.join(out, f"{name}.{engine}.*.json")):
+        if x := rows(p).get(kind):
+            v[int(p.rsplit(".", 2)[1])] = x
+    return v
 def median(name, engine, kind):
-    v = [rows(p).get(kind) for p in glob.glob(os.path.join(out, f"{name}.{engine}.*.json"))]
-    v = [x for x in v if x]
+    v = list(per_round(name, engine, kind).values())
     return (statistics.median(v), len(v)) if v else (None, 0)
+# The median over rounds of the ratio within each round: the two runs of a round are minutes
+# apart at most, so a memory state that holds for several minutes on a shared guest cancels out
+# of it, while the ratio of the medians can compare one engine's fast rounds with the other's
+# slow ones.
+def paired(name, engine, peer, kind):
+    a, b = per_round(name, engine, kind), per_round(name, peer, kind)
+    v = [a[r] / b[r] for r in a if r in b]
+    return statistics.median(v) if v else None
 # The llama.cpp builds measured ("peer" in runs before several builds were supported), with the
 # paths the log names.
 peers = sorted({m.group(1) for p in glob.glob(os.path.join(out, "*.json"))
@@ -104,7 +128,7 @@ head = ["file", "test", "llama.cpp t/s"]
 if len(peers) > 1:
     head.append("llama.cpp build")
 for e in engines:
-    head += [f"{label[e]} t/s", f"{label[e]} / llama.cpp"]
+    head += [f"{label[e]} t/s", f"{label[e]} / llama.cpp", "paired"]
 head += ["rounds"]
 print("| " + " | ".join(head) + " |")
 print("| " + " | ".join("---" if h in ("file", "test", "llama.cpp build") else "---:" for h in head)
@@ -113,18 +137,20 @@ for f in files:
     name = os.path.basename(f)[:-5] if f.endswith(".gguf") else os.path.basename(f)
     for kind in ("pp", "tg"):
         # llama.cpp at its best: the fastest build's median over its rounds.
-        peer, n, best = None, 0, "-"
+        peer, n, best, best_id = None, 0, "-", None
         for p in peers:
             v, m = median(name, p, kind)
             if v and (peer is None or v > peer):
-                peer, n, best = v, m, paths.get(p, p)
+                peer, n, best, best_id = v, m, paths.get(p, p), p
         cells = [name, kind, f"{peer:.1f}" if peer else "-"]
         if len(peers) > 1:
             cells.append(best)
         for e in engines:
             v, m = median(name, e, kind)
             n = min(n, m)
-            cells += [f"{v:.1f}" if v else "-", f"{v / peer:.2f}x" if v and peer else "-"]
+            q = paired(name, e, best_id, kind) if best_id else None
+            cells += [f"{v:.1f}" if v else "-", f"{v / peer:.2f}x" if v and peer else "-",
+                      f"{q:.2f}x" if q else "-"]
         cells.append(str(n))
         print("| " + " | ".join(cells) + " |")
 PY
