@@ -104,10 +104,7 @@ def per_round(name, engine, kind):  # {round: t/s} of the rounds that gave a fig
 def median(name, engine, kind):
     v = list(per_round(name, engine, kind).values())
     return (statistics.median(v), len(v)) if v else (None, 0)
-# The median over rounds of the ratio within each round: the two runs of a round are minutes
-# apart at most, so a memory state that holds for several minutes on a shared guest cancels out
-# of it, while the ratio of the medians can compare one engine's fast rounds with the other's
-# slow ones.
+# "paired" (the header says why): the median over rounds of the ratio within each round.
 def paired(name, engine, peer, kind):
     a, b = per_round(name, engine, kind), per_round(name, peer, kind)
     v = [a[r] / b[r] for r in a if r in b]
@@ -128,7 +125,7 @@ head = ["file", "test", "llama.cpp t/s"]
 if len(peers) > 1:
     head.append("llama.cpp build")
 for e in engines:
-    head += [f"{label[e]} t/s", f"{label[e]} / llama.cpp", "paired"]
+    head += [f"{label[e]} t/s", f"{label[e]} / llama.cpp", f"{label[e]} paired"]
 head += ["rounds"]
 print("| " + " | ".join(head) + " |")
 print("| " + " | ".join("---" if h in ("file", "test", "llama.cpp build") else "---:" for h in head)
