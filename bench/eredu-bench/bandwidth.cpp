@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "eredu/backends/cpu/huge_pages.hpp"
 #include "eredu/backends/cpu/thread_pool.hpp"
 
 namespace eredu::bench {
@@ -91,6 +92,9 @@ Result<ReadTest> ReadTest::create(std::uint64_t bytes, cpu::ThreadPool& pool) {
         ErrorCode::kCapacityExhausted,
         "cannot allocate the " + std::to_string(test.bytes_ >> 20) + " MiB bandwidth buffer");
   }
+  // In the pages the weights' row groups get (huge_pages.hpp: huge pages where the process chose
+  // them), so that a decode's stream and this test read alike; advised before the first write.
+  if (cpu::weights_use_huge_pages()) cpu::advise_huge_pages(test.buffer_.get(), test.bytes_);
   const std::size_t share = test.bytes_ / threads;
   std::byte* base = test.buffer_.get();
   // Written by the threads that will read it (first touch places pages near them on NUMA).

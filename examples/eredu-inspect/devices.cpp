@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/backends/cpu/huge_pages.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/core/capabilities.hpp"
 #include "format.hpp"
@@ -57,6 +58,11 @@ BackendListing cpu_devices() {
     // 512-bit operations on 256-bit units (Zen 4): the avx512 table then takes 256-bit F16 tiles.
     device.properties.push_back({"avx512_split", f.avx512_split});
     device.properties.push_back({"os_avx512_state", f.os_avx512});
+    // Whether the weights' row groups are advised into huge pages, which decode streams faster,
+    // and what that choice was made from (huge_pages.hpp): the kernel's setting and a hypervisor.
+    device.properties.push_back({"weights_huge_pages", cpu::weights_use_huge_pages()});
+    device.properties.push_back({"transparent_huge_pages", cpu::transparent_huge_pages_mode()});
+    device.properties.push_back({"hypervisor", f.hypervisor});
     device.properties.push_back({"capabilities", describe_capabilities(report.capabilities)});
     listing.devices.push_back(std::move(device));
   }

@@ -1,12 +1,16 @@
 #pragma once
-// Whether a page of this process's address space is mapped: for tests that prove a load leaves a
-// file's pages out of the process.
+// Whether a page of this process's address space is mapped, and the flags of the mapping that
+// holds an address: for tests that prove a load leaves a file's pages out of the process, and that
+// the weights' row groups are advised into huge pages.
 
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <string>
 
 namespace eredu::testing {
 
@@ -23,6 +27,35 @@ inline std::optional<bool> page_is_mapped(const void* address) {
   std::fclose(f);
   if (!read) return std::nullopt;
   return (entry >> 63) != 0;
+}
+
+// The VmFlags of the mapping (/proc/self/smaps) that holds `address`, as written there (two-letter
+// flags separated by spaces, e.g. "rd wr mr mw me ac hg": hg is MADV_HUGEPAGE's advice); nullopt
+// where no mapping holds it or the file cannot be read.
+inline std::optional<std::string> vm_flags_at(const void* address) {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') {  // "begin-end perms ..."
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8);
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether the mapping that holds `address` carries MADV_HUGEPAGE's advice; nullopt as above.
+inline std::optional<bool> advised_huge(const void* address) {
+  const auto flags = vm_flags_at(address);
+  if (!flags) return std::nullopt;
+  return (" " + *flags + " ").find(" hg ") != std::string::npos;
 }
 
 }  // namespace eredu::testing

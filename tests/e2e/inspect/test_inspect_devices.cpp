@@ -3,10 +3,12 @@
 // require the CPU only and check the shape of whatever else is listed.
 
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "inspect_runner.hpp"
@@ -81,6 +83,23 @@ TEST(InspectDevices, JsonListsTheCpuAndEveryKnownBackendOnce) {
   // Split 512-bit units are reported only for a CPU with AVX-512.
   if (device["avx512_split"].get<bool>()) {
     EXPECT_TRUE(device["avx512f"].get<bool>());
+  }
+  // The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled, read independently here.
+  std::string expected_thp = "unavailable";
+  if (std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled"); in) {
+    std::string line;
+    std::getline(in, line);
+    const auto open = line.find('[');
+    const auto close = line.find(']');
+    if (open != std::string::npos && close != std::string::npos && close > open)
+      expected_thp = line.substr(open + 1, close - open - 1);
+  }
+  EXPECT_EQ(device["transparent_huge_pages"], expected_thp);
+  // The weights get huge pages only where the kernel can give them.
+  ASSERT_TRUE(device["weights_huge_pages"].is_boolean());
+  ASSERT_TRUE(device["hypervisor"].is_boolean());
+  if (expected_thp != "always" && expected_thp != "madvise") {
+    EXPECT_FALSE(device["weights_huge_pages"].get<bool>());
   }
   EXPECT_EQ(device["capabilities"], "exact_completion");
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/backends/cpu/huge_pages.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/backends/cpu/reference.hpp"
 #include "eredu/checkpoint/counting_source.hpp"
@@ -430,6 +431,60 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
               : eredu::cpu::reference::dot_q8_K(dtype, row, xq.data(), xq.size());
       EXPECT_EQ(std::memcmp(&y->data[r], &expected, sizeof(float)), 0)
           << "row " << r << ": " << y->data[r] << " vs " << expected;
+    }
+  }
+}
+
+// A matrix's row groups are what every token streams: where the context asks for huge pages (by
+// default, the process's choice: huge_pages.hpp), the whole huge pages inside them carry
+// MADV_HUGEPAGE's advice, given before the packing first wrote them; where it does not, none does.
+TEST_F(CpuLlamaLoading, RowGroupsOfALargeMatrixAreAdvisedIntoHugePagesWhereTheContextAsks) {
+  const eredu::cpu::KernelTable& k = eredu::cpu::kernels();
+  constexpr std::size_t kRows = 2048;
+  constexpr std::size_t kCols = 4096;  // 4.5 MiB of Q4_0: at least one whole 2 MiB page inside
+  constexpr eredu::DType kDtype = eredu::DType::kQ4_0;
+  if (k.row_group_bytes(kDtype, kRows, kCols) == 0) {
+    GTEST_SKIP() << "the " << eredu::cpu::isa_name(k.isa)
+                 << " kernel table reads Q4_0 rows as stored (row groups are the avx512 table's)";
+  }
+  const std::size_t page = eredu::cpu::huge_page_bytes();
+  if (page == 0) GTEST_SKIP() << "this kernel has no transparent huge pages (no hpage_pmd_size)";
+  if (!eredu::testing::vm_flags_at(&page).has_value())
+    GTEST_SKIP() << "/proc/self/smaps cannot be read";
+  std::mt19937 rng(11);
+  const auto bytes = eredu::testing::op_parity::random_packed_matrix(rng, kDtype, kRows, kCols);
+  eredu::checkpoint::GgufWriter writer;
+  writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
+  const std::uint64_t shape[] = {kRows, kCols};
+  ASSERT_TRUE(writer.add_tensor("w.weight", kDtype, shape, bytes).has_value());
+  path_ = std::filesystem::temp_directory_path() /
+          ("eredu_huge_groups_" + std::to_string(::getpid()) + ".gguf");
+  ASSERT_TRUE(writer.write_file(path_).has_value());
+  auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
+  ASSERT_TRUE(source.has_value()) << source.error().what();
+  eredu::cpu::ThreadPool two(2);
+  // 4 KiB pages first: an advised range keeps its advice after it is freed, and the next
+  // allocation may reuse it.
+  for (const bool huge : {false, true}) {
+    SCOPED_TRACE(huge ? "huge pages asked for" : "4 KiB pages asked for");
+    auto lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
+    ASSERT_TRUE(lease.has_value()) << lease.error().what();
+    eredu::cpu::CpuMaterializationContext context{&two};
+    context.huge_pages = huge;
+    auto materialized = CpuBackend::materialize(std::move(*lease), context);
+    ASSERT_TRUE(materialized.has_value()) << materialized.error().what();
+    const std::span<const std::byte> groups = materialized->weight.row_groups;
+    ASSERT_EQ(groups.size(), k.row_group_bytes(kDtype, kRows, kCols));
+    const eredu::cpu::AddressRange inside = eredu::cpu::whole_pages_inside(
+        reinterpret_cast<std::uintptr_t>(groups.data()), groups.size(), page);
+    ASSERT_GE(inside.bytes(), page);
+    if (eredu::testing::advised_huge(groups.data()).value_or(false) &&
+        reinterpret_cast<std::uintptr_t>(groups.data()) != inside.begin) {
+      ADD_FAILURE() << "the partial huge page before the row groups was advised too";
+    }
+    for (std::uintptr_t p = inside.begin; p < inside.end; p += page) {
+      EXPECT_EQ(eredu::testing::advised_huge(reinterpret_cast<const void*>(p)), huge)
+          << "huge page " << (p - inside.begin) / page << " of the row groups";
     }
   }
 }

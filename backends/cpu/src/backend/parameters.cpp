@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
+#include "eredu/backends/cpu/huge_pages.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
 #include "eredu/runtime/weight_checks.hpp"
 
@@ -63,7 +64,8 @@ constexpr std::size_t kStagedRowBytes = std::size_t{256} << 10;
 // faulted in: the products read only the row groups (and the last rows % 16, which map their own
 // pages when a product first reads them), and get_row reads the rows from the file when it needs
 // them.
-Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping, ThreadPool* pool) {
+Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping, ThreadPool* pool,
+                            bool huge_pages) {
   const KernelTable& k = kernels();
   const std::size_t bytes = k.row_group_bytes(w.dtype, w.rows(), w.cols());
   if (bytes == 0 || w.shape.size() != 2) return ok();
@@ -78,6 +80,9 @@ Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping,
                                                          w.name)
                     .with_subject(w.name));
   }
+  // Every token streams the groups once: huge pages for them (huge_pages.hpp), advised before the
+  // packing below first writes them.
+  if (huge_pages) advise_huge_pages(groups.get(), bytes);
   // Groups are independent: the threads take whole groups (llama1b Q4_K: ~0.4 s on one thread).
   const std::size_t group_bytes = k.row_group_bytes(w.dtype, kRowGroupRows, w.cols());
   const std::size_t rows_bytes = kRowGroupRows * packed_row_bytes(w.dtype, w.cols());
@@ -116,6 +121,10 @@ Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping,
   return ok();
 }
 
+bool use_huge_pages(const CpuMaterializationContext& context) {
+  return context.huge_pages.value_or(weights_use_huge_pages());
+}
+
 Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
   return runtime::check_tensor_encoding("cpu", name, dtype, rank,
                                         [](DType d) { return kernels().supports_matmul(d); });
@@ -149,7 +158,8 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
   if (mapping != nullptr && read_in_place && is_allocation_aligned(bytes)) {
     w.storage = mapping;
     w.bytes = bytes;
-    if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, mapping.get(), context.pool));
+    if (!context.rows_only)
+      EREDU_TRY_VOID(add_row_groups(w, mapping.get(), context.pool, use_huge_pages(context)));
     return CpuMaterialization{std::move(w)};
   }
   try {
@@ -162,7 +172,8 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
     return fail(Error(ErrorCode::kCapacityExhausted, "cannot allocate tensor " + held.name())
                     .with_subject(held.name()));
   }
-  if (!context.rows_only) EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool));
+  if (!context.rows_only)
+    EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool, use_huge_pages(context)));
   return CpuMaterialization{std::move(w)};
 }
 

@@ -39,6 +39,7 @@ CpuFeatures detect_features() noexcept {
   unsigned edx = 0;
   __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = ((ecx >> 29) & 1U) != 0 && f.avx;
+  f.hypervisor = ((ecx >> 31) & 1U) != 0;
   const unsigned signature = eax;  // leaf 1 EAX: family, model, stepping
   f.avx512bw = __builtin_cpu_supports("avx512bw") != 0;
   f.avx512vl = __builtin_cpu_supports("avx512vl") != 0;

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,9 @@ struct CpuMaterialization {
 struct CpuMaterializationContext {
   ThreadPool* pool = nullptr;  // packs row groups on the backend's threads
   bool rows_only = false;      // an embedding table only read by rows: no row groups
+  // Whether row groups are advised into huge pages (huge_pages.hpp); unset: the process's choice,
+  // weights_use_huge_pages().
+  std::optional<bool> huge_pages = std::nullopt;
 };
 
 class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,

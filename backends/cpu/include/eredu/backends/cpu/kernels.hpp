@@ -82,6 +82,9 @@ struct CpuFeatures {
   bool amx_bf16 = false;
   bool os_amx = false;
   bool amx_granted = false;
+  // Running under a hypervisor (cpuid leaf 1 ECX bit 31): a fresh huge page may then be backed by
+  // the host 4 KiB at a time when it is first written (huge_pages.hpp).
+  bool hypervisor = false;
 };
 [[nodiscard]] const CpuFeatures& cpu_features() noexcept;
 
