@@ -92,9 +92,12 @@ Result<ReadTest> ReadTest::create(std::uint64_t bytes, cpu::ThreadPool& pool) {
         ErrorCode::kCapacityExhausted,
         "cannot allocate the " + std::to_string(test.bytes_ >> 20) + " MiB bandwidth buffer");
   }
-  // In the pages the weights' row groups get (huge_pages.hpp: huge pages where the process chose
-  // them), so that a decode's stream and this test read alike; advised before the first write.
-  if (cpu::weights_use_huge_pages()) cpu::advise_huge_pages(test.buffer_.get(), test.bytes_);
+  // In the pages the weights' row groups have while a benchmark runs (huge_pages.hpp: huge pages
+  // where they are advised before the load writes them; collapsed later by khugepaged, they are
+  // still mostly 4 KiB pages in a run of a minute), so that a decode's stream and this test read
+  // alike.
+  if (cpu::weights_huge_page_advice() == cpu::HugePageAdvice::kBeforeFirstWrite)
+    cpu::advise_huge_pages(test.buffer_.get(), test.bytes_);
   const std::size_t share = test.bytes_ / threads;
   std::byte* base = test.buffer_.get();
   // Written by the threads that will read it (first touch places pages near them on NUMA).

@@ -58,9 +58,10 @@ BackendListing cpu_devices() {
     // 512-bit operations on 256-bit units (Zen 4): the avx512 table then takes 256-bit F16 tiles.
     device.properties.push_back({"avx512_split", f.avx512_split});
     device.properties.push_back({"os_avx512_state", f.os_avx512});
-    // Whether the weights' row groups are advised into huge pages, which decode streams faster,
-    // and what that choice was made from (huge_pages.hpp): the kernel's setting and a hypervisor.
-    device.properties.push_back({"weights_huge_pages", cpu::weights_use_huge_pages()});
+    // When the weights' row groups are advised into huge pages, which decode streams faster, and
+    // what that choice was made from (huge_pages.hpp): the kernel's setting and a hypervisor.
+    device.properties.push_back(
+        {"weights_huge_pages", std::string(cpu::advice_name(cpu::weights_huge_page_advice()))});
     device.properties.push_back({"transparent_huge_pages", cpu::transparent_huge_pages_mode()});
     device.properties.push_back({"hypervisor", f.hypervisor});
     device.properties.push_back({"capabilities", describe_capabilities(report.capabilities)});

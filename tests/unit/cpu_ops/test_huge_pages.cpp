@@ -36,37 +36,42 @@ TEST(HugePages, WholePagesInsideABufferLeaveOutItsPartialFirstAndLastPages) {
   EXPECT_EQ(whole_pages_inside(0, 0, kPage).bytes(), 0);
 }
 
-TEST(HugePages, AutoAdvisesOnBareMetalWithMadviseAndNotUnderAHypervisor) {
+TEST(HugePages, AutoAdvisesBeforeTheFirstWriteOnBareMetalAndAfterItUnderAHypervisor) {
   using eredu::cpu::choose_huge_pages;
-  EXPECT_TRUE(choose_huge_pages("", "madvise", false).advise);
-  EXPECT_TRUE(choose_huge_pages("auto", "madvise", false).advise);
-  EXPECT_FALSE(choose_huge_pages("", "madvise", true).advise);
-  EXPECT_FALSE(choose_huge_pages("auto", "madvise", true).advise);
-  EXPECT_NE(choose_huge_pages("", "madvise", true).reason.find("EREDU_CPU_HUGE_PAGES=always"),
-            std::string::npos);
-  // A system set to always gives huge pages to all memory: the advice changes nothing there.
-  EXPECT_TRUE(choose_huge_pages("", "always", true).advise);
-  EXPECT_TRUE(choose_huge_pages("", "madvise", false).problem.empty());
+  using eredu::cpu::HugePageAdvice;
+  EXPECT_EQ(choose_huge_pages("", "madvise", false).advice, HugePageAdvice::kBeforeFirstWrite);
+  EXPECT_EQ(choose_huge_pages("auto", "madvise", false).advice, HugePageAdvice::kBeforeFirstWrite);
+  EXPECT_EQ(choose_huge_pages("", "madvise", true).advice, HugePageAdvice::kAfterFirstWrite);
+  EXPECT_EQ(choose_huge_pages("auto", "madvise", true).advice, HugePageAdvice::kAfterFirstWrite);
+  const auto guest = choose_huge_pages("", "madvise", true);
+  EXPECT_NE(guest.reason.find("khugepaged"), std::string::npos) << guest.reason;
+  EXPECT_NE(guest.reason.find("EREDU_CPU_HUGE_PAGES=always"), std::string::npos) << guest.reason;
+  // A system set to always gives huge pages to all memory at its first fault anyway.
+  EXPECT_EQ(choose_huge_pages("", "always", true).advice, HugePageAdvice::kBeforeFirstWrite);
+  EXPECT_TRUE(guest.problem.empty());
 }
 
 TEST(HugePages, AlwaysAndNeverOverrideAutoButNotASystemWithoutHugePages) {
   using eredu::cpu::choose_huge_pages;
-  EXPECT_TRUE(choose_huge_pages("always", "madvise", true).advise);
-  EXPECT_FALSE(choose_huge_pages("never", "madvise", false).advise);
-  EXPECT_FALSE(choose_huge_pages("never", "always", false).advise);
+  using eredu::cpu::HugePageAdvice;
+  EXPECT_EQ(choose_huge_pages("always", "madvise", true).advice, HugePageAdvice::kBeforeFirstWrite);
+  EXPECT_EQ(choose_huge_pages("never", "madvise", false).advice, HugePageAdvice::kNone);
+  EXPECT_EQ(choose_huge_pages("never", "always", false).advice, HugePageAdvice::kNone);
   for (const char* mode : {"never", "unavailable"}) {
     const auto choice = choose_huge_pages("always", mode, false);
-    EXPECT_FALSE(choice.advise) << mode;
+    EXPECT_EQ(choice.advice, HugePageAdvice::kNone) << mode;
     EXPECT_NE(choice.reason.find(mode), std::string::npos) << choice.reason;
   }
 }
 
 TEST(HugePages, AnUnknownValueIsNamedInTheProblemAndTakenAsAuto) {
+  using eredu::cpu::HugePageAdvice;
   const auto choice = eredu::cpu::choose_huge_pages("yes", "madvise", false);
-  EXPECT_TRUE(choice.advise);
+  EXPECT_EQ(choice.advice, HugePageAdvice::kBeforeFirstWrite);
   EXPECT_NE(choice.problem.find("EREDU_CPU_HUGE_PAGES=yes"), std::string::npos) << choice.problem;
   EXPECT_NE(choice.problem.find("auto, always or never"), std::string::npos) << choice.problem;
-  EXPECT_FALSE(eredu::cpu::choose_huge_pages("yes", "madvise", true).advise);
+  EXPECT_EQ(eredu::cpu::choose_huge_pages("yes", "madvise", true).advice,
+            HugePageAdvice::kAfterFirstWrite);
 }
 
 TEST(HugePages, TheModeIsOneOfTheKernelsSettings) {

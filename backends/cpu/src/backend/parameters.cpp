@@ -65,7 +65,7 @@ constexpr std::size_t kStagedRowBytes = std::size_t{256} << 10;
 // pages when a product first reads them), and get_row reads the rows from the file when it needs
 // them.
 Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping, ThreadPool* pool,
-                            bool huge_pages) {
+                            HugePageAdvice huge_pages) {
   const KernelTable& k = kernels();
   const std::size_t bytes = k.row_group_bytes(w.dtype, w.rows(), w.cols());
   if (bytes == 0 || w.shape.size() != 2) return ok();
@@ -81,8 +81,8 @@ Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping,
                     .with_subject(w.name));
   }
   // Every token streams the groups once: huge pages for them (huge_pages.hpp), advised before the
-  // packing below first writes them.
-  if (huge_pages) advise_huge_pages(groups.get(), bytes);
+  // packing below first writes them, or after.
+  if (huge_pages == HugePageAdvice::kBeforeFirstWrite) advise_huge_pages(groups.get(), bytes);
   // Groups are independent: the threads take whole groups (llama1b Q4_K: ~0.4 s on one thread).
   const std::size_t group_bytes = k.row_group_bytes(w.dtype, kRowGroupRows, w.cols());
   const std::size_t rows_bytes = kRowGroupRows * packed_row_bytes(w.dtype, w.cols());
@@ -116,13 +116,14 @@ Result<void> add_row_groups(CpuWeight& w, const checkpoint::MappedFile* mapping,
                     .with_subject(w.name));
   }
   if (read_error) return fail(Error(*read_error).with_subject(w.name));
+  if (huge_pages == HugePageAdvice::kAfterFirstWrite) advise_huge_pages(groups.get(), bytes);
   w.row_groups = std::span<const std::byte>(groups.get(), bytes);
   w.row_group_storage = std::move(groups);
   return ok();
 }
 
-bool use_huge_pages(const CpuMaterializationContext& context) {
-  return context.huge_pages.value_or(weights_use_huge_pages());
+HugePageAdvice huge_page_advice(const CpuMaterializationContext& context) {
+  return context.huge_pages.value_or(weights_huge_page_advice());
 }
 
 Result<void> check_encoding(const std::string& name, DType dtype, std::size_t rank) {
@@ -159,7 +160,7 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
     w.storage = mapping;
     w.bytes = bytes;
     if (!context.rows_only)
-      EREDU_TRY_VOID(add_row_groups(w, mapping.get(), context.pool, use_huge_pages(context)));
+      EREDU_TRY_VOID(add_row_groups(w, mapping.get(), context.pool, huge_page_advice(context)));
     return CpuMaterialization{std::move(w)};
   }
   try {
@@ -173,7 +174,7 @@ Result<CpuMaterialization> CpuBackend::materialize(checkpoint::CheckpointLease&&
                     .with_subject(held.name()));
   }
   if (!context.rows_only)
-    EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool, use_huge_pages(context)));
+    EREDU_TRY_VOID(add_row_groups(w, nullptr, context.pool, huge_page_advice(context)));
   return CpuMaterialization{std::move(w)};
 }
 

@@ -69,6 +69,18 @@ std::size_t advise_huge_pages(void* data, std::size_t bytes) noexcept {
   return inside.bytes();
 }
 
+std::string_view advice_name(HugePageAdvice advice) noexcept {
+  switch (advice) {
+    case HugePageAdvice::kNone:
+      return "none";
+    case HugePageAdvice::kBeforeFirstWrite:
+      return "before-first-write";
+    case HugePageAdvice::kAfterFirstWrite:
+      return "after-first-write";
+  }
+  return "none";
+}
+
 HugePageChoice choose_huge_pages(std::string_view requested, std::string_view thp_mode,
                                  bool under_hypervisor) {
   HugePageChoice choice;
@@ -82,22 +94,23 @@ HugePageChoice choose_huge_pages(std::string_view requested, std::string_view th
   } else if (thp_mode != "always" && thp_mode != "madvise") {
     choice.reason = "4 KiB pages (transparent huge pages are " + std::string(thp_mode) + ")";
   } else if (requested == "always" || thp_mode == "always" || !under_hypervisor) {
-    choice.advise = true;
-    choice.reason = requested == "always" ? "huge pages (EREDU_CPU_HUGE_PAGES=always)"
-                    : thp_mode == "always"
-                        ? "huge pages (the system's setting is always)"
-                        : "huge pages (advised; the system's setting is madvise)";
+    choice.advice = HugePageAdvice::kBeforeFirstWrite;
+    choice.reason = requested == "always"  ? "huge pages (EREDU_CPU_HUGE_PAGES=always)"
+                    : thp_mode == "always" ? "huge pages (the system's setting is always)"
+                                           : "huge pages, advised before the load writes them";
   } else {
+    choice.advice = HugePageAdvice::kAfterFirstWrite;
     choice.reason =
-        "4 KiB pages (under a hypervisor a fresh huge page can fault in far more slowly; "
-        "EREDU_CPU_HUGE_PAGES=always advises them anyway)";
+        "4 KiB pages at load, advised afterwards: khugepaged collapses them into huge pages in "
+        "the background (under a hypervisor a fresh huge page can fault in far more slowly; "
+        "EREDU_CPU_HUGE_PAGES=always advises them before the load)";
   }
   return choice;
 }
 
-bool weights_use_huge_pages() noexcept {
-  static const bool advise = chosen().advise;
-  return advise;
+HugePageAdvice weights_huge_page_advice() noexcept {
+  static const HugePageAdvice advice = chosen().advice;
+  return advice;
 }
 
 }  // namespace eredu::cpu

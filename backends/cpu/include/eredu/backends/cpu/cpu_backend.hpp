@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "eredu/backends/cpu/cpu_types.hpp"
+#include "eredu/backends/cpu/huge_pages.hpp"
 #include "eredu/backends/cpu/thread_pool.hpp"
 #include "eredu/checkpoint/lease.hpp"
 #include "eredu/checkpoint/recipe.hpp"
@@ -62,9 +63,9 @@ struct CpuMaterialization {
 struct CpuMaterializationContext {
   ThreadPool* pool = nullptr;  // packs row groups on the backend's threads
   bool rows_only = false;      // an embedding table only read by rows: no row groups
-  // Whether row groups are advised into huge pages (huge_pages.hpp); unset: the process's choice,
-  // weights_use_huge_pages().
-  std::optional<bool> huge_pages = std::nullopt;
+  // When row groups are advised into huge pages (huge_pages.hpp); unset: the process's choice,
+  // weights_huge_page_advice().
+  std::optional<HugePageAdvice> huge_pages = std::nullopt;
 };
 
 class CpuBackend : public runtime::FamilyRuntimeBackend<CpuBackend>,
