@@ -5,12 +5,14 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace eredu::testing {
 
@@ -27,6 +29,28 @@ inline std::optional<bool> page_is_mapped(const void* address) {
   std::fclose(f);
   if (!read) return std::nullopt;
   return (entry >> 63) != 0;
+}
+
+// How many of the pages that hold [address, address + bytes) are memory of this process's own:
+// mapped (bit 63 of their /proc/self/pagemap entries) and mapped exclusively (bit 56), which
+// leaves out the kernel's shared zero page that reading an unwritten anonymous page maps. From one
+// read of the entries; nullopt where that file cannot be read.
+inline std::optional<std::size_t> own_pages(const void* address, std::size_t bytes) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<std::uintptr_t>(address) / page;
+  const auto last = (reinterpret_cast<std::uintptr_t>(address) + bytes + page - 1) / page;
+  std::vector<std::uint64_t> entries(last - first);
+  std::FILE* f = std::fopen("/proc/self/pagemap", "rb");
+  if (f == nullptr) return std::nullopt;
+  const bool read =
+      std::fseek(f, static_cast<long>(first * sizeof(std::uint64_t)), SEEK_SET) == 0 &&
+      std::fread(entries.data(), sizeof(std::uint64_t), entries.size(), f) == entries.size();
+  std::fclose(f);
+  if (!read) return std::nullopt;
+  std::size_t mapped = 0;
+  for (std::uint64_t entry : entries)
+    mapped += (entry >> 63 & 1) != 0 && (entry >> 56 & 1) != 0;
+  return mapped;
 }
 
 // The VmFlags of the mapping (/proc/self/smaps) that holds `address`, as written there (two-letter

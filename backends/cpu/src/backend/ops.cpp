@@ -239,8 +239,8 @@ Result<CpuKvCache> CpuBackend::create_kv_cache_of(const KvCacheSpec& spec, KvCac
   cache.spec = spec;
   cache.dtype = type == KvCacheType::kF16 ? DType::kF16 : DType::kF32;
   try {
-    cache.keys.resize(bytes);
-    cache.values.resize(bytes);
+    EREDU_TRY(cache.keys, ZeroedPages::map(bytes, "kv cache keys"));
+    EREDU_TRY(cache.values, ZeroedPages::map(bytes, "kv cache values"));
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kCapacityExhausted,
                 "kv cache: cannot allocate " + std::to_string(2 * bytes) + " bytes");
@@ -250,8 +250,8 @@ Result<CpuKvCache> CpuBackend::create_kv_cache_of(const KvCacheSpec& spec, KvCac
 
 namespace {
 // Writes rows [first, first + n) of one layer of `dst` from the F32 rows of `src`.
-void store_rows(std::vector<std::byte>& dst, const CpuKvCache& cache, std::uint32_t layer,
-                std::uint32_t first, const CpuTensor& src) {
+void store_rows(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, std::uint32_t first,
+                const CpuTensor& src) {
   const std::size_t row = cache.row_elements();
   std::byte* base = dst.data() + layer * cache.layer_bytes();
   for (std::size_t t = 0; t < src.rows; ++t) {

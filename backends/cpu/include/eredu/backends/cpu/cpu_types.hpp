@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eredu/backends/cpu/activation_allocator.hpp"
+#include "eredu/backends/cpu/zeroed_pages.hpp"
 #include "eredu/core/dtype.hpp"
 #include "eredu/core/error.hpp"
 #include "eredu/core/kv_cache_type.hpp"
@@ -67,12 +68,13 @@ struct CpuWeight {
 using KvCacheType = ::eredu::KvCacheType;
 
 // One session's KV cache in host memory: per layer, max_positions rows of kv_heads * head_dim,
-// keys and values separately, F32 or F16.
+// keys and values separately, F32 or F16. Both are mapped zeroed pages, resident only as far as
+// positions are written (zeroed_pages.hpp).
 struct CpuKvCache {
   KvCacheSpec spec;
   DType dtype = DType::kF32;
-  std::vector<std::byte> keys;
-  std::vector<std::byte> values;
+  ZeroedPages keys;
+  ZeroedPages values;
 
   [[nodiscard]] std::size_t row_elements() const noexcept {
     return static_cast<std::size_t>(spec.kv_heads) * spec.head_dim;
