@@ -238,18 +238,21 @@ Result<CpuKvCache> CpuBackend::create_kv_cache_of(const KvCacheSpec& spec, KvCac
   CpuKvCache cache;
   cache.spec = spec;
   cache.dtype = type == KvCacheType::kF16 ? DType::kF16 : DType::kF32;
+  cache.key_layout = kernels().key_layout;
+  // max_positions in whole blocks of 16: at most 15 positions more than checked above.
+  const std::uint64_t held = static_cast<std::uint64_t>(spec.layers) * cache.layer_bytes();
   try {
-    EREDU_TRY(cache.keys, ZeroedPages::map(bytes, "kv cache keys"));
-    EREDU_TRY(cache.values, ZeroedPages::map(bytes, "kv cache values"));
+    EREDU_TRY(cache.keys, ZeroedPages::map(held, "kv cache keys"));
+    EREDU_TRY(cache.values, ZeroedPages::map(held, "kv cache values"));
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kCapacityExhausted,
-                "kv cache: cannot allocate " + std::to_string(2 * bytes) + " bytes");
+                "kv cache: cannot allocate " + std::to_string(2 * held) + " bytes");
   }
   return cache;
 }
 
 namespace {
-// Writes rows [first, first + n) of one layer of `dst` from the F32 rows of `src`.
+// Writes rows [first, first + n) of one layer of `dst` from the F32 rows of `src`, as rows.
 void store_rows(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, std::uint32_t first,
                 const CpuTensor& src) {
   const std::size_t row = cache.row_elements();
@@ -261,6 +264,29 @@ void store_rows(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, 
       kernels().to_f16(in, row, reinterpret_cast<std::uint16_t*>(out));
     } else {
       std::memcpy(out, in, row * sizeof(float));
+    }
+  }
+}
+
+// Writes the keys of positions [first, first + n) of one layer in the cache's key layout: rows as
+// above, or each element into its lane of the position's block of 16 (F16 rounded as rows are).
+void store_keys(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, std::uint32_t first,
+                const CpuTensor& src, std::vector<std::uint16_t>& halves) {
+  if (cache.key_layout == KeyLayout::kRows) return store_rows(dst, cache, layer, first, src);
+  const std::size_t row = cache.row_elements();
+  std::byte* base = dst.data() + layer * cache.layer_bytes();
+  for (std::size_t t = 0; t < src.rows; ++t) {
+    const float* in = src.data.data() + t * row;
+    const std::size_t j = first + t;
+    if (cache.dtype == DType::kF16) {
+      kernels().to_f16(in, row, halves.data());
+      auto* out = reinterpret_cast<std::uint16_t*>(base);
+      for (std::size_t e = 0; e < row; ++e)
+        out[key_offset(KeyLayout::kBlocks16, j, e, row)] = halves[e];
+    } else {
+      auto* out = reinterpret_cast<float*>(base);
+      for (std::size_t e = 0; e < row; ++e)
+        out[key_offset(KeyLayout::kBlocks16, j, e, row)] = in[e];
     }
   }
 }
@@ -289,13 +315,21 @@ Result<CpuTensor> CpuBackend::attention(const tensor& q, const tensor& k, const 
   // until the whole forward pass succeeds, so a later failure leaves nothing visible behind.
   EREDU_TRY(auto positions, token_positions("attention", first_position, n));
   EREDU_TRY(CpuTensor out, make_tensor("attention", n, q.cols));
-  store_rows(cache.keys, cache, spec.layer, first_position, k);
+  std::vector<std::uint16_t> halves;
+  try {
+    if (cache.key_layout != KeyLayout::kRows && cache.dtype == DType::kF16)
+      halves.resize(cache.row_elements());
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kCapacityExhausted, "attention: cannot allocate a key row");
+  }
+  store_keys(cache.keys, cache, spec.layer, first_position, k, halves);
   store_rows(cache.values, cache, spec.layer, first_position, v);
   AttentionArgs args;
   args.q = q.data.data();
   args.k = cache.keys.data() + spec.layer * cache.layer_bytes();
   args.v = cache.values.data() + spec.layer * cache.layer_bytes();
   args.kv_dtype = cache.dtype;
+  args.key_layout = cache.key_layout;
   args.positions = positions.data();
   args.n_tokens = n;
   args.n_head = spec.heads;

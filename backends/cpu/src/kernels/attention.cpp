@@ -15,10 +15,15 @@
 //
 // Otherwise one scheduling unit is one (query token, head) pair, computed entirely by one thread:
 // scores, softmax, weighted sum of V.
+//
+// Keys come in either layout (KeyLayout): the blocks pass theirs to attention_block; the one-row
+// path gathers a key row from blocks of 16 positions (a table with attention_block only takes it
+// for query groups wider than 16 rows).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "eredu/checkpoint/encoding/half.hpp"
 #include "kernel_impl.hpp"
 
 namespace eredu::cpu::detail {
@@ -65,6 +70,7 @@ void attention_blocks(const VecOps& ops, const AttentionArgs& a, ThreadPool* poo
   const std::size_t group = a.n_head / a.n_head_kv;
   const std::size_t kv_pos_stride = a.n_head_kv * a.head_dim;
   const bool f16 = a.kv_dtype == DType::kF16;
+  const bool key_blocks = a.key_layout == KeyLayout::kBlocks16;
   const BlockShape shape = block_shape(a, pool != nullptr ? pool->size() : 1);
   const std::size_t tokens_per_block = shape.tokens;
   const std::size_t heads_per_chunk = (group + shape.head_chunks - 1) / shape.head_chunks;
@@ -92,10 +98,12 @@ void attention_blocks(const VecOps& ops, const AttentionArgs& a, ThreadPool* poo
           ++b.n_rows;
         }
       }
-      b.k = static_cast<const std::byte*>(a.k) + kv_head * a.head_dim * element;
+      const std::size_t key_start = kv_head * a.head_dim * (key_blocks ? kKeyBlockPositions : 1);
+      b.k = static_cast<const std::byte*>(a.k) + key_start * element;
       b.v = static_cast<const std::byte*>(a.v) + kv_head * a.head_dim * element;
       b.f16 = f16;
       b.stride = kv_pos_stride;
+      b.key_block_stride = key_blocks ? kv_pos_stride * kKeyBlockPositions : 0;
       b.dim = a.head_dim;
       b.scale = a.scale;
       ops.attention_block(b, buffer.data());
@@ -117,11 +125,22 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
     return;
   }
 
-  // Row j of K or V for one KV head, as floats (decoded into `buffer` when the cache is F16).
+  // Row j of V for one KV head, as floats (decoded into `buffer` when the cache is F16).
   auto kv_row = [&](const void* base, std::size_t j, std::size_t kv_head, float* buffer) {
     const std::size_t offset = j * kv_pos_stride + kv_head * a.head_dim;
     if (!f16) return static_cast<const float*>(base) + offset;
     ops.f16_to_f32(static_cast<const std::uint16_t*>(base) + offset, buffer, a.head_dim);
+    return static_cast<const float*>(buffer);
+  };
+  // Row j of K: as V's where keys are rows; gathered (every 16th element) where they are blocks.
+  const bool key_rows = a.key_layout == KeyLayout::kRows;
+  auto key_row = [&](std::size_t j, std::size_t kv_head, float* buffer) {
+    if (key_rows) return kv_row(a.k, j, kv_head, buffer);
+    for (std::size_t d = 0; d < a.head_dim; ++d) {
+      const std::size_t at = key_offset(a.key_layout, j, kv_head * a.head_dim + d, kv_pos_stride);
+      buffer[d] = f16 ? encoding::fp16_to_fp32(static_cast<const std::uint16_t*>(a.k)[at])
+                      : static_cast<const float*>(a.k)[at];
+    }
     return static_cast<const float*>(buffer);
   };
 
@@ -142,13 +161,13 @@ void attention(const VecOps& ops, const AttentionArgs& a, ThreadPool* pool) {
       const std::size_t n_visible = static_cast<std::size_t>(a.positions[t]) + 1;
       const float* q = a.q + item * a.head_dim;
       float* out = a.out + item * a.head_dim;
-      if (batched) {
+      if (batched && key_rows) {
         const std::size_t head_offset = kv_head * a.head_dim;
         ops.attention_scores(q, kv_base(a.k, head_offset), f16, kv_pos_stride, n_visible,
                              a.head_dim, s.scores.data());
       } else {
         for (std::size_t j = 0; j < n_visible; ++j) {
-          const float* k = kv_row(a.k, j, kv_head, s.row.data());
+          const float* k = key_row(j, kv_head, s.row.data());
           s.scores[j] = ops.dot_f32(q, k, a.head_dim);
         }
       }

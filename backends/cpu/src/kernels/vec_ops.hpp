@@ -209,7 +209,9 @@ struct VecOps {
 
 // The rows of one attention_block call: row r has query q[r] (dim floats), sees the cache
 // positions j < visible[r] and writes out[r]; the cache rows of its KV head are `stride` elements
-// apart (F16 when f16, else F32), from position 0.
+// apart (F16 when f16, else F32), from position 0. Keys are rows the same way when
+// key_block_stride is 0; otherwise they are in blocks of 16 positions (KeyLayout::kBlocks16):
+// element d of position j at k + j / 16 * key_block_stride + d * 16 + j % 16.
 inline constexpr std::size_t kAttentionBlockRows = 16;
 struct AttentionBlock {
   const float* q[kAttentionBlockRows];
@@ -220,6 +222,7 @@ struct AttentionBlock {
   const void* v;
   bool f16;
   std::size_t stride;
+  std::size_t key_block_stride;
   std::size_t dim;
   float scale;
 };

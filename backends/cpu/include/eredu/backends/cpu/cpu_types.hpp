@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eredu/backends/cpu/activation_allocator.hpp"
+#include "eredu/backends/cpu/kernel_types.hpp"
 #include "eredu/backends/cpu/zeroed_pages.hpp"
 #include "eredu/core/dtype.hpp"
 #include "eredu/core/error.hpp"
@@ -67,12 +68,14 @@ struct CpuWeight {
 // Element type of the KV cache (core's, shared by every backend's load options).
 using KvCacheType = ::eredu::KvCacheType;
 
-// One session's KV cache in host memory: per layer, max_positions rows of kv_heads * head_dim,
-// keys and values separately, F32 or F16. Both are mapped zeroed pages, resident only as far as
-// positions are written (zeroed_pages.hpp).
+// One session's KV cache in host memory: per layer, max_positions rows of kv_heads * head_dim
+// (rounded up to whole blocks of 16 positions), keys and values separately, F32 or F16; the keys
+// in the layout the kernel table's attention reads fastest (KeyLayout), the values as rows. Both
+// are mapped zeroed pages, resident only as far as positions are written (zeroed_pages.hpp).
 struct CpuKvCache {
   KvCacheSpec spec;
   DType dtype = DType::kF32;
+  KeyLayout key_layout = KeyLayout::kRows;
   ZeroedPages keys;
   ZeroedPages values;
 
@@ -80,8 +83,13 @@ struct CpuKvCache {
     return static_cast<std::size_t>(spec.kv_heads) * spec.head_dim;
   }
   [[nodiscard]] std::size_t element_bytes() const noexcept { return dtype == DType::kF16 ? 2 : 4; }
+  // Positions a layer has room for: max_positions in whole blocks of 16.
+  [[nodiscard]] std::size_t positions_held() const noexcept {
+    return (static_cast<std::size_t>(spec.max_positions) + kKeyBlockPositions - 1) /
+           kKeyBlockPositions * kKeyBlockPositions;
+  }
   [[nodiscard]] std::size_t layer_bytes() const noexcept {
-    return row_elements() * spec.max_positions * element_bytes();
+    return row_elements() * positions_held() * element_bytes();
   }
 };
 

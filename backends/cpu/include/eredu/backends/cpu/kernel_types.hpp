@@ -42,9 +42,27 @@ struct RopeParams {
   const float* freq_factors = nullptr;  // optional, n_rot / 2 divisors of the angles
 };
 
+// How a KV cache's keys are laid out (values are always rows). With row = n_head_kv * head_dim:
+//   kRows      element e of position j at j * row + e (position-major rows);
+//   kBlocks16  positions in blocks of 16, each block's elements side by side: element e of
+//              position j at (j / 16 * row + e) * 16 + j % 16, so one vector load is element e of
+//              16 consecutive positions (a cache of n positions holds n rounded up to 16).
+// The AVX-512 attention reads keys 16 positions at a time, one per lane: kBlocks16 spares it a
+// transpose per 16 keys (KernelTable::key_layout says which a table reads fastest). The values of
+// the attention are the same for both, bit for bit.
+enum class KeyLayout { kRows, kBlocks16 };
+inline constexpr std::size_t kKeyBlockPositions = 16;
+// Where element e of position j is, counted in elements, for rows of `row` elements.
+[[nodiscard]] constexpr std::size_t key_offset(KeyLayout layout, std::size_t j, std::size_t e,
+                                               std::size_t row) noexcept {
+  if (layout == KeyLayout::kRows) return j * row + e;
+  return (j / kKeyBlockPositions * row + e) * kKeyBlockPositions + j % kKeyBlockPositions;
+}
+
 // Causal grouped-query attention of a batch of query tokens over one layer's KV cache.
 //   q    [n_tokens][n_head][head_dim]       F32
-//   k, v [n_kv][n_head_kv][head_dim]        kv_dtype (F32 or F16), position-major
+//   k    n_kv positions of [n_head_kv][head_dim] in key_layout, kv_dtype (F32 or F16)
+//   v    [n_kv][n_head_kv][head_dim]        kv_dtype, position-major
 //   out  [n_tokens][n_head][head_dim]       F32
 // Query token t attends to cache positions 0..positions[t] inclusive (positions[t] < n_kv). Query
 // head h reads KV head h / (n_head / n_head_kv). Scores are scale * dot(q, k), usually
@@ -54,6 +72,7 @@ struct AttentionArgs {
   const void* k = nullptr;
   const void* v = nullptr;
   DType kv_dtype = DType::kF32;
+  KeyLayout key_layout = KeyLayout::kRows;
   const std::int32_t* positions = nullptr;
   std::size_t n_tokens = 0;
   std::size_t n_head = 0;

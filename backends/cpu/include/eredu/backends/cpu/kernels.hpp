@@ -125,8 +125,11 @@ struct KernelTable {
   void (*rope)(float* x, std::size_t n_tokens, std::size_t n_heads, std::size_t head_dim,
                const std::int32_t* positions, const RopeParams& params, ThreadPool* pool);
 
-  // Causal GQA over the KV cache (see AttentionArgs). out must not alias q, k or v.
+  // Causal GQA over the KV cache (see AttentionArgs). out must not alias q, k or v. Reads keys in
+  // either layout; `key_layout` is the one it reads fastest, the one a KV cache for this table
+  // stores (kBlocks16 on AVX-512 and AMX, kRows elsewhere).
   void (*attention)(const AttentionArgs& args, ThreadPool* pool);
+  KeyLayout key_layout;
 
   // out = silu(gate) * up, element-wise. out may equal gate or up.
   void (*swiglu)(const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool);
