@@ -16,6 +16,7 @@
 
 #include "eredu/backends/cpu/cpu_backend.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
+#include "eredu/checkpoint/encoding/half.hpp"
 
 namespace eredu::cpu {
 namespace {
@@ -269,9 +270,11 @@ void store_rows(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, 
 }
 
 // Writes the keys of positions [first, first + n) of one layer in the cache's key layout: rows as
-// above, or each element into its lane of the position's block of 16 (F16 rounded as rows are).
+// above, or each element into its lane of the position's block of 16. F16 is rounded by the
+// scalar encoder, which every table's to_f16 matches bit for bit (test_f16_rows.cpp), so a key
+// holds the same bits in either layout.
 void store_keys(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, std::uint32_t first,
-                const CpuTensor& src, std::vector<std::uint16_t>& halves) {
+                const CpuTensor& src) {
   if (cache.key_layout == KeyLayout::kRows) return store_rows(dst, cache, layer, first, src);
   const std::size_t row = cache.row_elements();
   std::byte* base = dst.data() + layer * cache.layer_bytes();
@@ -279,10 +282,9 @@ void store_keys(ZeroedPages& dst, const CpuKvCache& cache, std::uint32_t layer, 
     const float* in = src.data.data() + t * row;
     const std::size_t j = first + t;
     if (cache.dtype == DType::kF16) {
-      kernels().to_f16(in, row, halves.data());
       auto* out = reinterpret_cast<std::uint16_t*>(base);
       for (std::size_t e = 0; e < row; ++e)
-        out[key_offset(KeyLayout::kBlocks16, j, e, row)] = halves[e];
+        out[key_offset(KeyLayout::kBlocks16, j, e, row)] = encoding::fp32_to_fp16(in[e]);
     } else {
       auto* out = reinterpret_cast<float*>(base);
       for (std::size_t e = 0; e < row; ++e)
@@ -315,14 +317,7 @@ Result<CpuTensor> CpuBackend::attention(const tensor& q, const tensor& k, const 
   // until the whole forward pass succeeds, so a later failure leaves nothing visible behind.
   EREDU_TRY(auto positions, token_positions("attention", first_position, n));
   EREDU_TRY(CpuTensor out, make_tensor("attention", n, q.cols));
-  std::vector<std::uint16_t> halves;
-  try {
-    if (cache.key_layout != KeyLayout::kRows && cache.dtype == DType::kF16)
-      halves.resize(cache.row_elements());
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorCode::kCapacityExhausted, "attention: cannot allocate a key row");
-  }
-  store_keys(cache.keys, cache, spec.layer, first_position, k, halves);
+  store_keys(cache.keys, cache, spec.layer, first_position, k);
   store_rows(cache.values, cache, spec.layer, first_position, v);
   AttentionArgs args;
   args.q = q.data.data();
