@@ -1,17 +1,18 @@
 // Threaded causal grouped-query attention over a KV cache.
 //
-// On a table with attention_block (AVX-512), every batch is cut into blocks of up to 16 query rows
-// that read the same KV head, so that the cache is read once per block instead of once per row:
+// On a table with attention_block (AVX2, AVX-512), every batch is cut into blocks of up to 16
+// query rows that read the same KV head, so that the cache is read once per block instead of once
+// per row:
 //   - a prompt (more than kPromptTokens tokens): the heads of one query group for one or more
 //     consecutive tokens;
 //   - decode and short batches (a speculative verification): the heads of one query group for one
 //     token, cut into smaller chunks of heads where the KV heads alone would leave threads idle.
 // The kernel's value for a row does not depend on the other rows of its block (documented by the
-// kernel, e.g. avx512/attention_block_avx512.cpp), so a token's values are the same whatever the
-// batch, the block shape or the thread count, and a decoded token gets the value the same token
-// gets inside a prompt. Before, decode kept the one-row path below (every head reading its KV
-// head's whole cache again, every score with its own horizontal sum): at a depth of 4096 it was
-// most of llama1b's decode time.
+// kernels: avx2/attention_block_avx2.cpp, avx512/attention_block_avx512.cpp), so a token's values
+// are the same whatever the batch, the block shape or the thread count, and a decoded token gets
+// the value the same token gets inside a prompt. Before, decode kept the one-row path below (every
+// head reading its KV head's whole cache again, every score with its own horizontal sum): at a
+// depth of 4096 it was most of llama1b's decode time.
 //
 // Otherwise one scheduling unit is one (query token, head) pair, computed entirely by one thread:
 // scores, softmax, weighted sum of V.

@@ -97,8 +97,9 @@ constexpr KernelTable make_table(Isa isa) {
       detail::rms_norm,
       detail::rope,
       [](const AttentionArgs& args, ThreadPool* pool) { detail::attention(Ops(), args, pool); },
-      // The tables with attention_block (vec_avx512.cpp, and AMX's, which keeps it).
-      isa == Isa::kAvx512 || isa == Isa::kAmx ? KeyLayout::kBlocks16 : KeyLayout::kRows,
+      // The tables with attention_block (avx2/vec_avx2.cpp, vec_avx512.cpp, and AMX's, which
+      // keeps AVX-512's): their decode reads 8 or 16 positions' element d at once.
+      isa == Isa::kGeneric ? KeyLayout::kRows : KeyLayout::kBlocks16,
       [](const float* gate, const float* up, std::size_t n, float* out, ThreadPool* pool) {
         detail::swiglu(Ops(), gate, up, n, out, pool);
       },

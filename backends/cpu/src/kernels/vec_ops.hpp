@@ -339,6 +339,9 @@ void f16_gemm_avx512_half_width(const std::uint16_t* w, std::size_t ldw, std::si
 void float_gemm_avx512(const float* w, std::size_t ldw, std::size_t m, const float* x,
                        std::size_t ldx, std::size_t n, std::size_t k, float* y, std::size_t ldy);
 void attention_block_avx512(const AttentionBlock& block, float* scratch);
+// AVX2 attention of a block of query rows (avx2/attention_block_avx2.cpp), reached only through
+// vec_ops_avx2(); the values of attention_block_avx512, bit for bit.
+void attention_block_avx2(const AttentionBlock& block, float* scratch);
 void dot_f16_f16_tokens_avx512(const std::uint16_t* a, const std::uint16_t* x, std::size_t ldx,
                                std::size_t n_tokens, std::size_t n, float* out,
                                std::size_t out_stride);

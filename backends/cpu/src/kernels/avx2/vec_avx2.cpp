@@ -301,29 +301,6 @@ void attention_weighted_sum(const float* w, const void* v, bool f16, std::size_t
   }
 }
 
-// e^x for x <= 0 (softmax arguments) within about one ulp: x = n ln2 + r with |r| <= ln2 / 2
-// (ln2 split in two so n ln2 is exact), e^r by its degree-7 Taylor polynomial (truncation error
-// below 1e-8 relative), times 2^n built in the exponent bits. Below -87, where e^x would be
-// subnormal, the result is 0 (negligible next to the maximum's e^0 = 1 in a softmax sum).
-inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341F)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375F), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440054690583e-4F), r);
-  __m256 p = _mm256_set1_ps(1.0F / 5040.0F);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 720.0F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 120.0F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 24.0F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F / 6.0F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0F));
-  const __m256i two_n =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(two_n));
-  return _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-87.0F), _CMP_GE_OQ));
-}
-
 // out = silu(gate) * up with silu(g) = g / (1 + e^-g), written as g / (1 + t) for g >= 0 and
 // g t / (1 + t) for g < 0 with t = e^-|g| (never overflows); e^ within about one ulp.
 void silu_mul(const float* gate, const float* up, float* out, std::size_t n) {
@@ -626,7 +603,7 @@ constexpr VecOps kAvx2Ops{
     .attention_weighted_sum = attention_weighted_sum,
     .attention_softmax = attention_softmax,
     .silu_mul = silu_mul,
-    .attention_block = nullptr,
+    .attention_block = attention_block_avx2,
 };
 
 }  // namespace

@@ -47,9 +47,9 @@ struct RopeParams {
 //   kBlocks16  positions in blocks of 16, each block's elements side by side: element e of
 //              position j at (j / 16 * row + e) * 16 + j % 16, so one vector load is element e of
 //              16 consecutive positions (a cache of n positions holds n rounded up to 16).
-// The AVX-512 attention reads keys 16 positions at a time, one per lane: kBlocks16 spares it a
-// transpose per 16 keys (KernelTable::key_layout says which a table reads fastest). The values of
-// the attention are the same for both, bit for bit.
+// The AVX2 and AVX-512 attention read a decoded token's keys 8 or 16 positions at a time, one
+// per lane: kBlocks16 spares them a transpose per 16 keys (KernelTable::key_layout says which a
+// table reads fastest). The values of the attention are the same for both, bit for bit.
 enum class KeyLayout { kRows, kBlocks16 };
 inline constexpr std::size_t kKeyBlockPositions = 16;
 // Where element e of position j is, counted in elements, for rows of `row` elements.
