@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "../vec_ops.hpp"
 #include "transpose_avx512.hpp"
@@ -176,18 +177,19 @@ void score_all_keys(const AttentionBlock& b, const float* qt, std::size_t n_keys
     score_keys<1, kBlocks>(b, qt, j, keys, s);
 }
 
-// A block of kR <= 8 rows that all see the same n_keys positions (decode: one token's heads),
+// The scaled scores of a block of kR <= 8 rows that all see the same n_keys positions (decode:
+// one token's heads) and their exponentials, into sr[r * ld + j] (ld: n_keys rounded up to 16),
 // with the values of the general path below, bit for bit. There the rows sit in the 16 lanes, so
 // with a few rows most of every score step and every exponential is spent on empty lanes. Here
-// the keys sit in the lanes: 16 keys are transposed 16 elements at a time, and each element is
-// one multiply-add per row (the row's query element broadcast) for all 16 keys -- the same fused
-// multiply-adds in the same order d = 0, 1, ... as score_keys -- then the scaled scores are kept
-// per row (sr) with each row's maximum (exact in any order), and the exponentials are taken 16
-// keys of a row at a time. A transpose then puts them in the general path's layout (s[j * 16 + r]),
-// where the sum runs in order j and the weighted sum is the general path's.
+// the keys sit in the lanes: element d of 16 keys is one load from their block (or, where keys
+// are rows, 16 rows transposed 16 elements at a time), and each element is one multiply-add per
+// row (the row's query element broadcast) for all 16 keys -- the same fused multiply-adds in the
+// same order d = 0, 1, ... as score_keys -- then each row's maximum (exact in any order), and the
+// exponentials 16 keys of a row at a time. The weighted sum reads them in the rows' order and adds
+// each row's sum in order j, as the general path does per lane. (Before, a transpose put the
+// exponentials in the general path's layout: a tenth of a decode block's time.)
 template <std::size_t kR>
-void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* s, float* sr,
-                     float* inv_sum) {
+void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* sr) {
   const std::size_t ld = (n_keys + 15) / 16 * 16;  // sr[r * ld + j]
   const __m512 scale = _mm512_set1_ps(b.scale);
   __m512 max[kR];
@@ -235,44 +237,44 @@ void attend_few_rows(const AttentionBlock& b, std::size_t n_keys, float* s, floa
       max[r] = _mm512_mask_max_ps(max[r], valid, max[r], v);
     }
   }
-  __m512 row_max[kR];
+  // The exponentials in place, in each row's own order: the weighted sum reads them there and
+  // adds each row's sum as it goes (in order j, as the rows-in-lanes path adds its lanes).
 #pragma GCC unroll 8
-  for (std::size_t r = 0; r < kR; ++r)
-    row_max[r] = _mm512_set1_ps(_mm512_reduce_max_ps(max[r]));
-  __m512 sum = _mm512_setzero_ps();
-  for (std::size_t j0 = 0; j0 < n_keys; j0 += 16) {
-    const std::size_t n = std::min<std::size_t>(16, n_keys - j0);
-    __m512i p[16];
-#pragma GCC unroll 8
-    for (std::size_t r = 0; r < kR; ++r) {
-      p[r] = _mm512_castps_si512(
-          exp_nonpositive(_mm512_sub_ps(_mm512_load_ps(sr + r * ld + j0), row_max[r])));
-    }
-#pragma GCC unroll 16
-    for (std::size_t r = kR; r < 16; ++r)
-      p[r] = _mm512_setzero_si512();
-    transpose16(p);  // p[i]: the rows' exponentials of key j0 + i
-    for (std::size_t i = 0; i < n; ++i) {
-      const __m512 e = _mm512_castsi512_ps(p[i]);
-      _mm512_store_ps(s + (j0 + i) * kLanes, e);
-      sum = _mm512_add_ps(sum, e);
+  for (std::size_t r = 0; r < kR; ++r) {
+    const __m512 row_max = _mm512_set1_ps(_mm512_reduce_max_ps(max[r]));
+    for (std::size_t j0 = 0; j0 < n_keys; j0 += 16) {
+      float* at = sr + r * ld + j0;
+      _mm512_store_ps(at, exp_nonpositive(_mm512_sub_ps(_mm512_load_ps(at), row_max)));
     }
   }
-  _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0F), sum));
 }
 
+// Where the exponentials p_j of the rows are: s[j * 16 + r] for rows in lanes, or
+// sr[r * ld + j] for keys in lanes (kKeysInLanes).
+struct Probabilities {
+  const float* p;
+  std::size_t ld;  // keys in lanes: floats per row
+};
+
 // Rows r0 .. r0 + kR - 1 of the weighted sum over keys j < n_keys, kV vectors of 16 dims from d0,
-// scaled by 1 / sum and stored.
-template <std::size_t kR, std::size_t kV>
-inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n_keys,
-                          std::size_t r0, std::size_t d0, const float* inv_sum) {
+// scaled by 1 / sum and stored. kSum: the rows' sums are added here, in order j, and their
+// reciprocals written to inv_sum (the first pass of a keys-in-lanes block); otherwise inv_sum
+// holds them.
+template <std::size_t kR, std::size_t kV, bool kKeysInLanes, bool kSum>
+inline void weighted_rows(const AttentionBlock& b, const Probabilities& pr, std::size_t n_keys,
+                          std::size_t r0, std::size_t d0, float* inv_sum) {
   __m512 acc[kR][kV];
+  float sum[kR] = {};
 #pragma GCC unroll 16
   for (std::size_t r = 0; r < kR; ++r) {
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < kV; ++v)
       acc[r][v] = _mm512_setzero_ps();
   }
+  const float* p[kR];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < kR; ++r)
+    p[r] = pr.p + (r0 + r) * (kKeysInLanes ? pr.ld : 1);
   for (std::size_t j = 0; j < n_keys; ++j) {
     __m512 vj[kV];
 #pragma GCC unroll 16
@@ -280,15 +282,18 @@ inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n
       vj[v] = row_elements(b, b.v, j, d0 + 16 * v);
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < kR; ++r) {
-      const __m512 p = _mm512_set1_ps(s[j * kLanes + r0 + r]);
+      const float* pj = p[r] + j * (kKeysInLanes ? 1 : kLanes);
+      if constexpr (kSum) sum[r] += *pj;
+      const __m512 w = _mm512_set1_ps(*pj);
 #pragma GCC unroll 16
       for (std::size_t v = 0; v < kV; ++v)
-        acc[r][v] = _mm512_fmadd_ps(p, vj[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(w, vj[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 16
   for (std::size_t r = 0; r < kR; ++r) {
     if (r0 + r >= b.n_rows) break;
+    if constexpr (kSum) inv_sum[r0 + r] = 1.0F / sum[r];
     const __m512 scale = _mm512_set1_ps(inv_sum[r0 + r]);
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < kV; ++v) {
@@ -298,37 +303,47 @@ inline void weighted_rows(const AttentionBlock& b, const float* s, std::size_t n
   }
 }
 
-// kR rows from r0 of the weighted sums, 4 vectors (64 dims) per pass.
-template <std::size_t kR>
-void weighted_row_group(const AttentionBlock& b, const float* s, std::size_t n_keys, std::size_t r0,
-                        const float* inv_sum) {
+// kR rows from r0 of the weighted sums, 4 vectors (64 dims) per pass; the first pass adds the
+// sums where the keys are in lanes.
+template <std::size_t kR, bool kKeysInLanes>
+void weighted_row_group(const AttentionBlock& b, const Probabilities& pr, std::size_t n_keys,
+                        std::size_t r0, float* inv_sum) {
   std::size_t d0 = 0;
-  for (; d0 + 64 <= b.dim; d0 += 64)
-    weighted_rows<kR, 4>(b, s, n_keys, r0, d0, inv_sum);
-  for (; d0 < b.dim; d0 += 16)
-    weighted_rows<kR, 1>(b, s, n_keys, r0, d0, inv_sum);
+  auto pass = [&]<std::size_t kV>(std::integral_constant<std::size_t, kV>) {
+    if (kKeysInLanes && d0 == 0) {
+      weighted_rows<kR, kV, kKeysInLanes, true>(b, pr, n_keys, r0, d0, inv_sum);
+    } else {
+      weighted_rows<kR, kV, kKeysInLanes, false>(b, pr, n_keys, r0, d0, inv_sum);
+    }
+    d0 += 16 * kV;
+  };
+  while (d0 + 64 <= b.dim)
+    pass(std::integral_constant<std::size_t, 4>{});
+  while (d0 < b.dim)
+    pass(std::integral_constant<std::size_t, 1>{});
 }
 
 // The weighted sums of all rows: 4 rows x 4 vectors per pass, so 16 accumulators (the last pass
 // only the rows left, as a block of one to three rows, decode's, would otherwise spend most of
 // its multiply-adds on rows it does not have). Rows of one vector (head sizes up to 16) take 8 rows
 // per pass, so that each cache row loaded serves 8 multiply-adds.
-void weighted_sums(const AttentionBlock& b, const float* s, std::size_t n_keys,
-                   const float* inv_sum) {
+template <bool kKeysInLanes>
+void weighted_sums(const AttentionBlock& b, const Probabilities& pr, std::size_t n_keys,
+                   float* inv_sum) {
   std::size_t r0 = 0;
   if (b.dim <= 16) {
     for (; r0 + 8 <= b.n_rows; r0 += 8)
-      weighted_row_group<8>(b, s, n_keys, r0, inv_sum);
+      weighted_row_group<8, kKeysInLanes>(b, pr, n_keys, r0, inv_sum);
   }
   for (; r0 + 4 <= b.n_rows; r0 += 4)
-    weighted_row_group<4>(b, s, n_keys, r0, inv_sum);
+    weighted_row_group<4, kKeysInLanes>(b, pr, n_keys, r0, inv_sum);
   switch (b.n_rows - r0) {
     case 3:
-      return weighted_row_group<3>(b, s, n_keys, r0, inv_sum);
+      return weighted_row_group<3, kKeysInLanes>(b, pr, n_keys, r0, inv_sum);
     case 2:
-      return weighted_row_group<2>(b, s, n_keys, r0, inv_sum);
+      return weighted_row_group<2, kKeysInLanes>(b, pr, n_keys, r0, inv_sum);
     case 1:
-      return weighted_row_group<1>(b, s, n_keys, r0, inv_sum);
+      return weighted_row_group<1, kKeysInLanes>(b, pr, n_keys, r0, inv_sum);
     default:
       return;
   }
@@ -353,12 +368,12 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   alignas(64) float inv_sum[kLanes];
   if (b.n_rows > 0 && b.n_rows <= 8 && fewest == n_keys) {
     float* sr = keys + kKeys * padded(b.dim);
-    using FewRows = void (*)(const AttentionBlock&, std::size_t, float*, float*, float*);
+    using FewRows = void (*)(const AttentionBlock&, std::size_t, float*);
     static constexpr FewRows kFewRows[] = {
         attend_few_rows<1>, attend_few_rows<2>, attend_few_rows<3>, attend_few_rows<4>,
         attend_few_rows<5>, attend_few_rows<6>, attend_few_rows<7>, attend_few_rows<8>};
-    kFewRows[b.n_rows - 1](b, n_keys, s, sr, inv_sum);
-    weighted_sums(b, s, n_keys, inv_sum);
+    kFewRows[b.n_rows - 1](b, n_keys, sr);
+    weighted_sums<true>(b, Probabilities{sr, (n_keys + 15) / 16 * 16}, n_keys, inv_sum);
     return;
   }
   for (std::size_t d = 0; d < b.dim; ++d) {
@@ -401,7 +416,7 @@ void attention_block_avx512(const AttentionBlock& b, float* scratch) {
   }
   _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0F), sum));
 
-  weighted_sums(b, s, n_keys, inv_sum);
+  weighted_sums<false>(b, Probabilities{s, 0}, n_keys, inv_sum);
 }
 
 }  // namespace eredu::cpu::detail
