@@ -189,14 +189,17 @@ TEST(KQuantDot, AmxMatmulIsBitIdenticalToTheDefinitionForEveryShapeAndThreadCoun
 // chunk (64 blocks of 256, 512 of 32), shares of 1 and 3 threads (which cut the rows on group
 // boundaries), token counts off the 8-token tile and the 96-token chunk, and IQ4_NL rows of an odd
 // number of blocks (the last pair half empty).
-void expect_row_groups_give_the_definition(Isa isa) {
+const std::vector<DType> kGroupedOnAvx512 = {DType::kQ2_K,  DType::kQ3_K, DType::kQ4_K,
+                                             DType::kQ5_K,  DType::kQ6_K, DType::kIQ4_XS,
+                                             DType::kIQ4_NL};
+
+void expect_row_groups_give_the_definition(Isa isa,
+                                           const std::vector<DType>& grouped = kGroupedOnAvx512) {
   const auto* table = eredu::cpu::kernels_for(isa);
   if (table == nullptr) {
     GTEST_SKIP() << "this CPU cannot run the " << eredu::cpu::isa_name(isa)
                  << " kernels (they need " << eredu::cpu::isa_requirements(isa) << ")";
   }
-  const std::vector<DType> grouped = {DType::kQ2_K, DType::kQ3_K,   DType::kQ4_K,  DType::kQ5_K,
-                                      DType::kQ6_K, DType::kIQ4_XS, DType::kIQ4_NL};
   for (DType dtype : grouped) {
     ASSERT_GT(table->row_group_bytes(dtype, 16, 256), 0U)
         << "the " << eredu::cpu::isa_name(isa) << " table lays " << eredu::to_string(dtype)
@@ -234,6 +237,22 @@ TEST(KQuantDot, Avx512RowGroupsGiveTheDefinitionBitForBit) {
 
 TEST(KQuantDot, AmxRowGroupsGiveTheDefinitionBitForBit) {
   expect_row_groups_give_the_definition(Isa::kAmx);
+}
+
+// The AVX2 table lays out Q4_K alone (avx2/row_groups_avx2.cpp): its decode reads the groups, and
+// short batches and prompts unpack them back into rows for the products of stored rows.
+TEST(KQuantDot, Avx2Q4KRowGroupsGiveTheDefinitionBitForBit) {
+  expect_row_groups_give_the_definition(Isa::kAvx2, {DType::kQ4_K});
+}
+
+TEST(KQuantDot, TheAvx2TableLaysOutQ4KAloneInRowGroups) {
+  const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
+  if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
+  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS,
+                      DType::kIQ4_NL, DType::kQ4_0, DType::kQ8_0, DType::kF16}) {
+    EXPECT_EQ(avx2->row_group_bytes(dtype, 16, 256), 0U) << eredu::to_string(dtype);
+  }
+  EXPECT_GT(avx2->row_group_bytes(DType::kQ4_K, 16, 256), 0U);
 }
 
 TEST(KQuantDot, Avx2MatmulStaysCloseToTheFloatProductOfTheDecodedWeights) {

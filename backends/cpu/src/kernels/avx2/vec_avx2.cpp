@@ -591,7 +591,7 @@ constexpr VecOps kAvx2Ops{
     .quantize_act_q8k = quantize_act_q8k_avx2,
     .kquant_gemm = kquant_gemm_avx2,
     .kquant_prompt_gemm = kquant_prompt_gemm_avx2,
-    .row_group_products = nullptr,
+    .row_group_products = row_group_products_avx2,
     .round_act_to_half = round_act_to_half,
     .quant_gemm = quant_gemm_avx2,
     .quant_prompt_gemm = quant_prompt_gemm_avx2,
