@@ -236,7 +236,7 @@ void q4k_gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
 
 RowGroupProducts row_group_products_avx2(DType dtype) {
   if (dtype == DType::kQ4_K) return {q4k_decode, q4k_gemm};
-  return {};
+  return bit_pair_row_group_products_avx2(dtype);
 }
 
 }  // namespace eredu::cpu::detail
