@@ -27,12 +27,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../prompt_tiles.hpp"
 #include "../row_groups.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 #include "kquant_codes_avx2.hpp"
 #include "kquant_prompt_tile_avx2.hpp"
+#include "row_group_lanes_avx2.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -40,37 +40,8 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-constexpr std::size_t kHalfRows = 8;  // rows per register: half of a group
-static_assert(kHalfRows == kquant_tile::kLanes, "a half group is a prompt tile's group");
-
 inline __m256i load32(const void* p) {
   return _mm256_load_si256(static_cast<const __m256i*>(p));
-}
-
-inline __m256i broadcast4(const std::int8_t* q) {
-  std::int32_t four;
-  std::memcpy(&four, q, 4);
-  return _mm256_set1_epi32(four);
-}
-
-// Byte shuffles of a lane's two int16 words (units 2p, 2p + 1) into unit 2p + i's word twice.
-struct alignas(32) WordShuffles {
-  std::int8_t unit[2][32];
-};
-constexpr WordShuffles kWordShuffles = [] {
-  WordShuffles t{};
-  for (int i = 0; i < 2; ++i) {
-    for (int b = 0; b < 32; ++b) {
-      const int dword = (b % 16) / 4;  // within the 128-bit lane
-      t.unit[i][b] = static_cast<std::int8_t>(4 * dword + 2 * i + b % 2);
-    }
-  }
-  return t;
-}();
-
-// Unit i of the pair (0: the low word of each lane, 1: the high) in both words of each lane.
-inline __m256i unit_words(__m256i pair_words, int i) {
-  return _mm256_shuffle_epi8(pair_words, load32(kWordShuffles.unit[i]));
 }
 
 // Q2_K: codes 0-3 as stored; isum = sum_u scale_u x dot_u, msum = sum_u min_u x (the activation's
@@ -107,8 +78,7 @@ struct Q2KHalves {
     return two;
   }
   static __m256 dmin(const Block& gb, std::size_t h) {
-    return _mm256_cvtph_ps(
-        _mm_load_si128(reinterpret_cast<const __m128i*>(gb.dmin + kHalfRows * h)));
+    return half_floats(gb.dmin + kHalfRows * h);
   }
 };
 
@@ -147,9 +117,7 @@ struct Q3KHalves {
     };
     return static_cast<std::int32_t>(four_times(2 * p) | (four_times(2 * p + 1) << 16));
   }
-  static __m256 dmin(const Block& gb, std::size_t h) {
-    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.d + kHalfRows * h)));
-  }
+  static __m256 dmin(const Block& gb, std::size_t h) { return half_floats(gb.d + kHalfRows * h); }
 };
 
 // One block of a group for rows 8h .. 8h + 7: the definition's float steps on its exact sums.
@@ -171,14 +139,13 @@ inline __m256 block_step(const typename L::Block& gb, const enc::BlockQ8_K& x, s
         words = _mm256_add_epi16(
             words, _mm256_maddubs_epi16(unit.slice(q), broadcast4(x.qs + 16 * u + 4 * q)));
       }
-      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(words, unit_words(scales, i)));
+      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(words, word_twice(scales, i)));
     }
     msum = _mm256_add_epi32(
         msum, _mm256_madd_epi16(L::pair_mins(gb, p, h), _mm256_set1_epi32(L::min_words(x, p))));
   }
   const __m256 xd = _mm256_set1_ps(x.d);
-  const __m256 dd = _mm256_mul_ps(
-      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.d + kHalfRows * h))), xd);
+  const __m256 dd = _mm256_mul_ps(half_floats(gb.d + kHalfRows * h), xd);
   if constexpr (L::F::kSeparateMin) {
     acc = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(isum), acc);
     const __m256 dm = _mm256_xor_ps(_mm256_mul_ps(L::dmin(gb, h), xd), _mm256_set1_ps(-0.0F));
@@ -226,39 +193,24 @@ void repack_half(const typename L::Block* gb, std::size_t n_super, std::size_t h
         const typename L::Unit unit = L::unit(gb[b], p, i, h);
         for (int q = 0; q < 4; ++q)
           _mm256_store_si256(reinterpret_cast<__m256i*>(o.codes[4 * u + q]), unit.slice(q));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(o.scale[u]), unit_words(scales, i));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(o.scale[u]), word_twice(scales, i));
       }
       __m256i mins = L::pair_mins(gb[b], p, h);
       if constexpr (!L::F::kSeparateMin) mins = _mm256_slli_epi16(mins, 2);  // 4 x scale
       _mm256_store_si256(reinterpret_cast<__m256i*>(o.mins[p]), mins);
     }
-    _mm256_store_ps(
-        o.d,
-        _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(gb[b].d + kHalfRows * h))));
+    _mm256_store_ps(o.d, half_floats(gb[b].d + kHalfRows * h));
     _mm256_store_ps(o.dmin, L::dmin(gb[b], h));
   }
 }
 
-// Several tokens: each half group repacked once per call, then the prompt tiles (4 tokens each).
 template <typename L>
 void gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
           std::size_t n, float* y, std::size_t ldy) {
-  using kquant_tile::GroupBlock;
-  using kquant_tile::kLanes;
-  using kquant_tile::kTokens;
-  const auto* blocks = static_cast<const typename L::Block*>(groups);
-  GroupBlock* halves = group_scratch<GroupBlock>(2 * n_groups * n_super);
-  run_prompt_item<kLanes, kTokens>(
-      n_groups * kRowGroupRows, n,
-      [&](std::size_t half, std::size_t) {
-        repack_half<L>(blocks + half / 2 * n_super, n_super, half % 2, halves + half * n_super);
-      },
-      [&](std::size_t half, std::size_t, std::size_t t0, std::size_t rn, auto token) {
-        const enc::BlockQ8_K* xt[kTokens];
-        for (std::size_t t = 0; t < kTokens; ++t)
-          xt[t] = x + token(t) * n_super;
-        kquant_tile::tile<typename L::F, kTokens>(halves + half * n_super, n_super, xt, rn, kLanes,
-                                                  y + t0 * ldy + half * kLanes, ldy);
+  kquant_tile::row_group_gemm<typename L::F, typename L::Block>(
+      groups, n_groups, x, n_super, n, y, ldy,
+      [&](const typename L::Block* gb, std::size_t h, kquant_tile::GroupBlock* out) {
+        repack_half<L>(gb, n_super, h, out);
       });
 }
 

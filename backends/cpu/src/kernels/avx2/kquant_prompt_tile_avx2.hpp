@@ -1,8 +1,9 @@
 #pragma once
 // Internal, AVX2 translation units only (avx2/*.cpp): the K-quant prompt tile (Q2_K..Q6_K) and the
 // layout it reads, shared by the products of rows as stored (kquant_prompt_avx2.cpp, which repacks
-// a work item's rows into it) and of row groups (row_groups_avx2.cpp, which repacks a group's
-// halves into it). Internal linkage (anonymous namespace), see vec_ops.hpp.
+// a work item's rows into it) and of row groups (row_groups_avx2.cpp,
+// bit_pair_row_groups_avx2.cpp, which repack a group's halves into it: the groups' layout with the
+// codes unpacked, a few masks per vector). Internal linkage (anonymous namespace), see vec_ops.hpp.
 //
 // Each element is exactly its scalar definition (reference::dot_q8_K): per 256-block the exact
 // integer sums isum = sum_u scale_u * (codes . activations)_u and msum = sum_j min_j * bsum_j, then
@@ -13,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../prompt_tiles.hpp"
+#include "../row_groups.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
 
 namespace eredu::cpu::detail {
@@ -111,6 +114,30 @@ void tile(const GroupBlock* group, std::size_t n_blocks, const enc::BlockQ8_K* c
       std::memcpy(y + t * ldy, v, rows * sizeof(float));
     }
   }
+}
+
+// The products of weights in row groups of 16 (row_groups.hpp) for several tokens: each half group
+// (8 rows, a tile's group) repacked once per call by repack_half(group's blocks, half, out: n_super
+// blocks), then the tiles, 4 tokens at a time; y[t * ldy + 16 g + r].
+template <typename F, typename Block, typename RepackHalf>
+void row_group_gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
+                    std::size_t n_super, std::size_t n, float* y, std::size_t ldy,
+                    RepackHalf repack_half) {
+  static_assert(2 * kLanes == kRowGroupRows, "a half group is a tile's group");
+  const auto* blocks = static_cast<const Block*>(groups);
+  GroupBlock* halves = group_scratch<GroupBlock>(2 * n_groups * n_super);
+  run_prompt_item<kLanes, kTokens>(
+      n_groups * kRowGroupRows, n,
+      [&](std::size_t half, std::size_t) {
+        repack_half(blocks + half / 2 * n_super, half % 2, halves + half * n_super);
+      },
+      [&](std::size_t half, std::size_t, std::size_t t0, std::size_t rn, auto token) {
+        const enc::BlockQ8_K* xt[kTokens];
+        for (std::size_t t = 0; t < kTokens; ++t)
+          xt[t] = x + token(t) * n_super;
+        tile<F, kTokens>(halves + half * n_super, n_super, xt, rn, kLanes,
+                         y + t0 * ldy + half * kLanes, ldy);
+      });
 }
 
 }  // namespace

@@ -1,33 +1,38 @@
-// AVX2 products of Q4_K weights laid out in groups of 16 rows (row_groups.hpp), for one token
-// (decode) and for several (prompts, short batches). Each value is the definition's,
-// reference::dot_q8_K, bit for bit: per 256-block the exact integer sums, then the definition's
-// two fused multiply-adds, block after block, one float chain per row.
+// AVX2 products of Q4_K and Q5_K weights laid out in groups of 16 rows (row_groups.hpp:
+// Q4KRowGroupBlock, Q5KRowGroupBlock), for one token (decode) and for several (prompts, short
+// batches). Each value is the definition's, reference::dot_q8_K, bit for bit: per 256-block the
+// exact integer sums, then the definition's two fused multiply-adds, block after block, one float
+// chain per row.
 //
 // Why: the AVX2 table read Q4_K rows as stored, one row at a time (kquant_decode_avx2.cpp's
 // k4_row: its lanes summed per block, the scales unpacked per row). On a Zen 4 guest with
 // EREDU_CPU_ISA=avx2 llama1b Q4_K_M decoded at 0.87x llama.cpp's AVX2 build, whose Q4_K rows are
-// repacked in groups at load, with 72% of the token in k4_row. Here a group's code vector holds one
+// repacked in groups at load, with 72% of the token in k4_row; Q5_K rows ran at 28 GB/s from cache
+// (Matvec/Q5_K 576 x 1536) where the Q4_K groups run at 52. Here a group's code vector holds one
 // 4-element slice of 16 rows per nibble: rows 0-7 in its first 32 bytes, rows 8-15 in its second,
-// a row per 32-bit lane. vpmaddubsw with the slice's 4 activation bytes broadcast adds 2 products
-// to each int16 word of a row's lane (AVX2 has no vpdpbusd); a sub-block's 8 slices add up in those
-// words exactly, and one vpmaddwd with the row's scale in both words gives scale x dot in int32.
-// The rows' sums never leave their lanes, and 8 rows' scales of a sub-block are one 8-byte load.
+// a row per 32-bit lane (Q5_K's fifth bits from one more vector per sub-block, a shift and a mask
+// per slice). vpmaddubsw with the slice's 4 activation bytes broadcast adds 2 products to each
+// int16 word of a row's lane (AVX2 has no vpdpbusd); a sub-block's slices add up in those words
+// exactly (Q4_K: all 8, at most 8 x 2 x 15 x 128 = 30720; Q5_K: the 4 low and the 4 high ones
+// apart, at most 4 x 2 x 31 x 128 = 31744 each), and one vpmaddwd with the row's scale in both
+// words gives scale x dot in int32. The rows' sums never leave their lanes, and 8 rows' scales of
+// a sub-block are one 8-byte load.
 //
-// Several tokens: a group's blocks are unpacked back into the 16 rows as stored (the exact inverse
-// of the packing, row_groups.cpp's pack_k4_row, 8 rows per register) and go through the table's
-// K-quant products of stored rows, so that the file's rows are never read again after the load.
-// The unpacking costs a prompt a few % (the prompt tiles repack the rows once more).
+// Several tokens: each half group is repacked straight into the prompt tile's layout
+// (kquant_prompt_tile_avx2.hpp: a byte per code, the scales and minimums as int16 pairs), which
+// is the groups' layout with the codes unpacked; the file's rows are never read after the load.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
-#include "../prompt_tiles.hpp"
 #include "../row_groups.hpp"
 #include "../vec_ops.hpp"
 #include "eredu/checkpoint/encoding/blocks.hpp"
+#include "kquant_codes_avx2.hpp"
+#include "kquant_prompt_tile_avx2.hpp"
+#include "row_group_lanes_avx2.hpp"
 
 namespace eredu::cpu::detail {
 
@@ -35,12 +40,36 @@ namespace {
 
 namespace enc = eredu::encoding;
 
-constexpr std::size_t kHalfRows = 8;  // rows per register: half of a group
+struct Q4KGroups {
+  using Block = Q4KRowGroupBlock;
+  using F = Q4K;
+  static constexpr bool kFifthBit = false;
+};
+struct Q5KGroups {
+  using Block = Q5KRowGroupBlock;
+  using F = Q5K;
+  static constexpr bool kFifthBit = true;
+};
 
-inline __m256i broadcast4(const std::int8_t* q) {
-  std::int32_t four;
-  std::memcpy(&four, q, 4);
-  return _mm256_set1_epi32(four);
+// Slice k of sub-block u for rows 8h .. 8h + 7: lo = elements 32u + 4k .. + 3 (the low nibbles
+// of code vector 4u + k), hi = elements 32u + 16 + 4k .. + 3 (its high nibbles); Q5_K's fifth bits
+// are bits k and 4 + k of the sub-block's high vector (16-bit shifts: what crosses from the
+// neighbouring byte lands outside the bit kept).
+template <typename L>
+inline void slices(const typename L::Block& gb, int u, int k, std::size_t h, __m256i& lo,
+                   __m256i& hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i v =
+      _mm256_load_si256(reinterpret_cast<const __m256i*>(code_vector(gb, u, k) + 32 * h));
+  lo = _mm256_and_si256(v, low4);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+  if constexpr (L::kFifthBit) {
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    const __m256i high =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(gb.units[u].high + 32 * h));
+    lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(high, 4 - k), bit4));
+    hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(high, k), bit4));
+  }
 }
 
 // The activation's 32-element sums two per dword (sub-blocks 2p, 2p + 1 as int16, each at most
@@ -55,56 +84,37 @@ inline void sub_block_sum_pairs(const enc::BlockQ8_K& x, std::int32_t (&pairs)[4
   }
 }
 
-// Byte shuffle of 8 scale bytes (rows 8h .. 8h + 7, in both 128-bit lanes) into each row's
-// 32-bit lane as two int16 words: the scale of lane r twice, so that one vpmaddwd applies it to
-// both of the lane's pair sums.
-struct alignas(32) ScaleWords {
-  std::int8_t bytes[32];
-};
-constexpr ScaleWords kScaleWords = [] {
-  ScaleWords t{};
-  for (int lane = 0; lane < 8; ++lane) {  // lanes 0-3 from the low 128 bits, 4-7 from the high
-    for (int w = 0; w < 2; ++w) {
-      t.bytes[4 * lane + 2 * w] = static_cast<std::int8_t>(lane);  // byte `lane` of the 8
-      t.bytes[4 * lane + 2 * w + 1] = -128;                        // zero
-    }
-  }
-  return t;
-}();
-
 // One block of a group: acc[h] (rows 8h .. 8h + 7) += (d x xd) x isum, then += -(dmin x xd) x msum,
 // isum = sum_u scale_u x dot_u and msum = sum_u min_u x (the activation's 32-element sum u), exact.
-// vpmaddubsw's pair of products is at most 2 x 15 x 128 = 3840 in magnitude, so a sub-block's
-// four code vectors (low and high slices: 8 pairs) add up in int16 words exactly (at most 30720),
-// and one vpmaddwd with the scale in both words of a lane gives scale_u x dot_u (at most 63 x
-// 61440) in int32.
-inline void q4k_block(const Q4KRowGroupBlock& gb, const enc::BlockQ8_K& x,
-                      const std::int32_t (&pairs)[4], __m256 (&acc)[2]) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i scale_words =
-      _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleWords.bytes));
+template <typename L>
+inline void block_step(const typename L::Block& gb, const enc::BlockQ8_K& x,
+                       const std::int32_t (&pairs)[4], __m256 (&acc)[2]) {
   const __m256 xd = _mm256_set1_ps(x.d);
 #pragma GCC unroll 1
   for (std::size_t h = 0; h < 2; ++h) {
     __m256i isum = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int u = 0; u < 8; ++u) {
-      __m256i words = _mm256_setzero_si256();
+      __m256i low_words = _mm256_setzero_si256();
+      __m256i high_words = _mm256_setzero_si256();
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        const __m256i v =
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(code_vector(gb, u, k) + 32 * h));
-        const __m256i lo = _mm256_and_si256(v, low4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-        words = _mm256_add_epi16(
-            words,
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo, broadcast4(x.qs + 32 * u + 4 * k)),
-                             _mm256_maddubs_epi16(hi, broadcast4(x.qs + 32 * u + 16 + 4 * k))));
+        __m256i lo;
+        __m256i hi;
+        slices<L>(gb, u, k, h, lo, hi);
+        low_words = _mm256_add_epi16(low_words,
+                                     _mm256_maddubs_epi16(lo, broadcast4(x.qs + 32 * u + 4 * k)));
+        high_words = _mm256_add_epi16(
+            high_words, _mm256_maddubs_epi16(hi, broadcast4(x.qs + 32 * u + 16 + 4 * k)));
       }
-      std::int64_t eight;
-      std::memcpy(&eight, gb.scales[u] + kHalfRows * h, 8);
-      const __m256i scale = _mm256_shuffle_epi8(_mm256_set1_epi64x(eight), scale_words);
-      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(words, scale));
+      const __m256i scale = byte_words(gb.scales[u] + kHalfRows * h);
+      if constexpr (L::kFifthBit) {
+        isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(low_words, scale),
+                                                       _mm256_madd_epi16(high_words, scale)));
+      } else {
+        isum = _mm256_add_epi32(isum,
+                                _mm256_madd_epi16(_mm256_add_epi16(low_words, high_words), scale));
+      }
     }
     __m256i msum = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -113,10 +123,8 @@ inline void q4k_block(const Q4KRowGroupBlock& gb, const enc::BlockQ8_K& x,
           _mm_load_si128(reinterpret_cast<const __m128i*>(gb.mins[p][kHalfRows * h])));
       msum = _mm256_add_epi32(msum, _mm256_madd_epi16(mins, _mm256_set1_epi32(pairs[p])));
     }
-    const __m256 d =
-        _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.d + kHalfRows * h)));
-    const __m256 dmin =
-        _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(gb.dmin + kHalfRows * h)));
+    const __m256 d = half_floats(gb.d + kHalfRows * h);
+    const __m256 dmin = half_floats(gb.dmin + kHalfRows * h);
     acc[h] = _mm256_fmadd_ps(_mm256_mul_ps(d, xd), _mm256_cvtepi32_ps(isum), acc[h]);
     const __m256 dm = _mm256_xor_ps(_mm256_mul_ps(dmin, xd), _mm256_set1_ps(-0.0F));
     acc[h] = _mm256_fmadd_ps(dm, _mm256_cvtepi32_ps(msum), acc[h]);
@@ -125,118 +133,82 @@ inline void q4k_block(const Q4KRowGroupBlock& gb, const enc::BlockQ8_K& x,
 
 // One token: y[16 g + r], the groups one after another, each group's blocks front to back (the
 // hardware prefetchers follow the one stream, as on the AVX-512 table: no software hint).
-void q4k_decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
-                std::size_t n_super, float* y) {
+template <typename L>
+void decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
+            float* y) {
+  using Block = typename L::Block;
   constexpr std::size_t kChunk = 64;  // activation blocks whose sums are made once per pass
-  const auto* blocks = static_cast<const Q4KRowGroupBlock*>(groups);
+  const auto* blocks = static_cast<const Block*>(groups);
   std::int32_t pairs[kChunk][4];
   for (std::size_t b0 = 0; b0 < n_super; b0 += kChunk) {
     const std::size_t n = std::min(kChunk, n_super - b0);
     for (std::size_t b = 0; b < n; ++b)
       sub_block_sum_pairs(x[b0 + b], pairs[b]);
     for (std::size_t g = 0; g < n_groups; ++g) {
-      const Q4KRowGroupBlock* gb = blocks + g * n_super + b0;
+      const Block* gb = blocks + g * n_super + b0;
       float* yg = y + g * kRowGroupRows;
       __m256 acc[2];
       for (std::size_t h = 0; h < 2; ++h)
         acc[h] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(yg + kHalfRows * h);
       for (std::size_t b = 0; b < n; ++b)
-        q4k_block(gb[b], x[b0 + b], pairs[b], acc);
+        block_step<L>(gb[b], x[b0 + b], pairs[b], acc);
       for (std::size_t h = 0; h < 2; ++h)
         _mm256_storeu_ps(yg + kHalfRows * h, acc[h]);
     }
   }
 }
 
-// A group block's 16 rows as stored, row r at out[r * stride]: the inverse of pack_k4_row.
-// Sub-block u's scale and minimum go back into the 12 packed bytes (enc::detail::k4_scale_min's
-// layout), its codes into the low (u even) or high (u odd) nibbles of qs[32 (u / 2) ..]: the
-// lane words of code vectors 4u + 2 half and 4u + 2 half + 1, side by side, are elements
-// 32u + 8 half + j (low nibbles) and 32u + 16 + 8 half + j (high nibbles) of the lane's row, so
-// sub-blocks 2c and 2c + 1 give a row's 8 bytes qs[32c + 8 half ..] and qs[32c + 16 + 8 half ..],
-// 8 rows per register.
-void unpack_q4k_block(const Q4KRowGroupBlock& gb, enc::BlockQ4_K* out, std::size_t stride) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i high4 = _mm256_set1_epi8(static_cast<char>(0xF0));
-  auto vector = [&](int u, int k, std::size_t part) {
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(code_vector(gb, u, k) + 32 * part));
-  };
-  // The row words of `w` (64-bit lanes: rows first, first + 1, first + 4, first + 5) to byte
-  // `at` of each row's qs.
-  auto store_rows = [&](__m256i w, std::size_t first, std::size_t at) {
-    const __m128i lo = _mm256_castsi256_si128(w);
-    const __m128i hi = _mm256_extracti128_si256(w, 1);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out[first * stride].qs + at), lo);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out[(first + 1) * stride].qs + at),
-                     _mm_unpackhi_epi64(lo, lo));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out[(first + 4) * stride].qs + at), hi);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out[(first + 5) * stride].qs + at),
-                     _mm_unpackhi_epi64(hi, hi));
-  };
-  for (int c = 0; c < 4; ++c) {
-    for (int half = 0; half < 2; ++half) {
-      for (std::size_t part = 0; part < 2; ++part) {
-        const __m256i even_a = vector(2 * c, 2 * half, part);
-        const __m256i even_b = vector(2 * c, 2 * half + 1, part);
-        const __m256i odd_a = vector(2 * c + 1, 2 * half, part);
-        const __m256i odd_b = vector(2 * c + 1, 2 * half + 1, part);
-        // [rows 0, 1 | 4, 5] and [rows 2, 3 | 6, 7] of this part, each row's 8 bytes.
-        const __m256i even[2] = {_mm256_unpacklo_epi32(even_a, even_b),
-                                 _mm256_unpackhi_epi32(even_a, even_b)};
-        const __m256i odd[2] = {_mm256_unpacklo_epi32(odd_a, odd_b),
-                                _mm256_unpackhi_epi32(odd_a, odd_b)};
-        for (std::size_t i = 0; i < 2; ++i) {
-          const __m256i lo = _mm256_or_si256(_mm256_and_si256(even[i], low4),
-                                             _mm256_and_si256(_mm256_slli_epi64(odd[i], 4), high4));
-          const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(even[i], 4), low4),
-                                             _mm256_and_si256(odd[i], high4));
-          const std::size_t first = kHalfRows * part + 2 * i;
-          store_rows(lo, first, 32 * static_cast<std::size_t>(c) + 8 * half);
-          store_rows(hi, first, 32 * static_cast<std::size_t>(c) + 16 + 8 * half);
-        }
+// Rows 8h .. 8h + 7 of a group's blocks into the prompt tile's layout: slice k of sub-block u as
+// code dwords 8u + k (lo) and 8u + 4 + k (hi), the sub-block's scale twice per lane, its minimum
+// twice as the minimum of its two 16-element units, d and dmin widened.
+template <typename L>
+void repack_half(const typename L::Block* gb, std::size_t h, kquant_tile::GroupBlock* out,
+                 std::size_t n_super) {
+  for (std::size_t b = 0; b < n_super; ++b) {
+    kquant_tile::GroupBlock& o = out[b];
+    for (int u = 0; u < 8; ++u) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(o.scale[u]),
+                         byte_words(gb[b].scales[u] + kHalfRows * h));
+      for (int k = 0; k < 4; ++k) {
+        __m256i lo;
+        __m256i hi;
+        slices<L>(gb[b], u, k, h, lo, hi);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(o.codes[8 * u + k]), lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(o.codes[8 * u + 4 + k]), hi);
       }
     }
-  }
-  for (std::size_t r = 0; r < kRowGroupRows; ++r) {
-    enc::BlockQ4_K& row = out[r * stride];
-    std::uint8_t s[8];
-    std::uint8_t m[8];
-    for (int u = 0; u < 8; ++u) {
-      s[u] = gb.scales[u][r];
-      m[u] = gb.mins[u / 2][r][u % 2];
+    for (int p = 0; p < 4; ++p) {
+      const __m256i mins = _mm256_cvtepu8_epi16(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(gb[b].mins[p][kHalfRows * h])));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(o.mins[2 * p]), word_twice(mins, 0));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(o.mins[2 * p + 1]), word_twice(mins, 1));
     }
-    for (int j = 0; j < 4; ++j) {
-      row.scales[j] = static_cast<std::uint8_t>((s[j] & 63) | ((s[j + 4] >> 4) << 6));
-      row.scales[j + 4] = static_cast<std::uint8_t>((m[j] & 63) | ((m[j + 4] >> 4) << 6));
-      row.scales[j + 8] = static_cast<std::uint8_t>((s[j + 4] & 15) | ((m[j + 4] & 15) << 4));
-    }
-    row.d = gb.d[r];
-    row.dmin = gb.dmin[r];
+    _mm256_store_ps(o.d, half_floats(gb[b].d + kHalfRows * h));
+    _mm256_store_ps(o.dmin, half_floats(gb[b].dmin + kHalfRows * h));
   }
 }
 
-// Several tokens: each group's 16 rows unpacked as stored, then the table's product of stored
-// rows (the prompt tiles past kTokenTile tokens, as for rows read from the file).
-void q4k_gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x,
-              std::size_t n_super, std::size_t n, float* y, std::size_t ldy) {
-  constexpr std::size_t kTokenTile = 16;  // matmul.cpp's: more tokens are a prompt
-  const KQuantGemm product =
-      n > kTokenTile ? kquant_prompt_gemm_avx2(DType::kQ4_K) : kquant_gemm_avx2(DType::kQ4_K);
-  const auto* blocks = static_cast<const Q4KRowGroupBlock*>(groups);
-  enc::BlockQ4_K* rows = group_scratch<enc::BlockQ4_K>(kRowGroupRows * n_super);
-  const std::size_t row_bytes = n_super * sizeof(enc::BlockQ4_K);
-  for (std::size_t g = 0; g < n_groups; ++g) {
-    for (std::size_t b = 0; b < n_super; ++b)
-      unpack_q4k_block(blocks[g * n_super + b], rows + b, n_super);
-    product(rows, row_bytes, kRowGroupRows, x, n_super, n, y + g * kRowGroupRows, ldy);
-  }
+template <typename L>
+void gemm(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
+          std::size_t n, float* y, std::size_t ldy) {
+  kquant_tile::row_group_gemm<typename L::F, typename L::Block>(
+      groups, n_groups, x, n_super, n, y, ldy,
+      [&](const typename L::Block* gb, std::size_t h, kquant_tile::GroupBlock* out) {
+        repack_half<L>(gb, h, out, n_super);
+      });
 }
 
 }  // namespace
 
 RowGroupProducts row_group_products_avx2(DType dtype) {
-  if (dtype == DType::kQ4_K) return {q4k_decode, q4k_gemm};
-  return bit_pair_row_group_products_avx2(dtype);
+  switch (dtype) {
+    case DType::kQ4_K:
+      return {decode<Q4KGroups>, gemm<Q4KGroups>};
+    case DType::kQ5_K:
+      return {decode<Q5KGroups>, gemm<Q5KGroups>};
+    default:
+      return bit_pair_row_group_products_avx2(dtype);
+  }
 }
 
 }  // namespace eredu::cpu::detail
