@@ -206,6 +206,8 @@ RowGroupProducts row_group_products_avx2(DType dtype) {
       return {decode<Q4KGroups>, gemm<Q4KGroups>};
     case DType::kQ5_K:
       return {decode<Q5KGroups>, gemm<Q5KGroups>};
+    case DType::kQ6_K:
+      return q6k_row_group_products_avx2();
     default:
       return bit_pair_row_group_products_avx2(dtype);
   }
