@@ -131,8 +131,13 @@ inline void block_step(const typename L::Block& gb, const enc::BlockQ8_K& x,
   }
 }
 
-// One token: y[16 g + r], the groups one after another, each group's blocks front to back (the
-// hardware prefetchers follow the one stream, as on the AVX-512 table: no software hint).
+// One token: y[16 g + r], the groups one after another, each group's blocks front to back, hinted
+// into L2 kGroupStreamAheadBytes ahead. The AVX-512 table's Q4_K and Q5_K groups read faster
+// without the hint (row_groups_avx512.hpp); these, which spend more instructions per byte, read
+// faster with it: on the Zen 4 guest (EREDU_CPU_ISA=avx2, 2 threads) Matvec 16384 x 8192 from
+// memory Q4_K 2.0-2.1 -> 1.34-1.37 ms, Q5_K 2.76-2.84 -> 1.88-1.92; llama1b decode, paired rounds,
+// Q4_K_M 65.6-66 -> 70.5-73 tokens/s while memory was fast (read test ~50-60 GB/s), unchanged while
+// it was slow (~33), Q5_K_M 40-47 -> 48-55.
 template <typename L>
 void decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, std::size_t n_super,
             float* y) {
@@ -150,8 +155,12 @@ void decode(const void* groups, std::size_t n_groups, const enc::BlockQ8_K* x, s
       __m256 acc[2];
       for (std::size_t h = 0; h < 2; ++h)
         acc[h] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(yg + kHalfRows * h);
-      for (std::size_t b = 0; b < n; ++b)
+      for (std::size_t b = 0; b < n; ++b) {
+        const char* ahead = reinterpret_cast<const char*>(gb + b) + kGroupStreamAheadBytes;
+        for (std::size_t line = 0; line < sizeof(Block); line += 64)
+          _mm_prefetch(ahead + line, _MM_HINT_T1);
         block_step<L>(gb[b], x[b0 + b], pairs[b], acc);
+      }
       for (std::size_t h = 0; h < 2; ++h)
         _mm256_storeu_ps(yg + kHalfRows * h, acc[h]);
     }
