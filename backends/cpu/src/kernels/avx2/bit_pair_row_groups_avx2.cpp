@@ -22,7 +22,6 @@
 // the group's layout with the codes unpacked, and the tile forms the same exact sums there.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
