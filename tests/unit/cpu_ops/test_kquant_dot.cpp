@@ -239,22 +239,23 @@ TEST(KQuantDot, AmxRowGroupsGiveTheDefinitionBitForBit) {
   expect_row_groups_give_the_definition(Isa::kAmx);
 }
 
-// The AVX2 table lays out every K-quant (avx2/row_groups_avx2.cpp: Q4_K, Q5_K;
-// avx2/bit_pair_row_groups_avx2.cpp: Q2_K, Q3_K; avx2/q6k_row_groups_avx2.cpp): its decode reads
-// the groups, and for several tokens each half group is repacked straight into the prompt tiles'
-// layout.
+// The AVX2 table lays out every K-quant and IQ4_XS (avx2/row_groups_avx2.cpp: Q4_K, Q5_K;
+// avx2/bit_pair_row_groups_avx2.cpp: Q2_K, Q3_K; avx2/q6k_row_groups_avx2.cpp;
+// avx2/iq4xs_row_groups_avx2.cpp): its decode reads the groups, and for several tokens each half
+// group is repacked straight into the prompt tiles' layout (IQ4_XS: unpacked back into rows).
 TEST(KQuantDot, Avx2RowGroupsGiveTheDefinitionBitForBit) {
-  expect_row_groups_give_the_definition(
-      Isa::kAvx2, {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K});
+  expect_row_groups_give_the_definition(Isa::kAvx2, {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
+                                                     DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS});
 }
 
-TEST(KQuantDot, TheAvx2TableLaysOutTheKQuantsAloneInRowGroups) {
+TEST(KQuantDot, TheAvx2TableLaysOutTheKQuantsAndIQ4XSAloneInRowGroups) {
   const auto* avx2 = eredu::cpu::kernels_for(Isa::kAvx2);
   if (avx2 == nullptr) GTEST_SKIP() << "this CPU lacks AVX2 + FMA + F16C";
-  for (DType dtype : {DType::kIQ4_XS, DType::kIQ4_NL, DType::kQ4_0, DType::kQ8_0, DType::kF16}) {
+  for (DType dtype : {DType::kIQ4_NL, DType::kQ4_0, DType::kQ8_0, DType::kF16}) {
     EXPECT_EQ(avx2->row_group_bytes(dtype, 16, 256), 0U) << eredu::to_string(dtype);
   }
-  for (DType dtype : {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K})
+  for (DType dtype :
+       {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS})
     EXPECT_GT(avx2->row_group_bytes(dtype, 16, 256), 0U) << eredu::to_string(dtype);
 }
 

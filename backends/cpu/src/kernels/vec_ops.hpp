@@ -260,12 +260,13 @@ void kquant_decode_q2k_avx2(const void* w, std::size_t w_stride, std::size_t m,
 void kquant_decode_iq4xs_avx2(const void* w, std::size_t w_stride, std::size_t m,
                               const encoding::BlockQ8_K* x, std::size_t n_super, float* y);
 KQuantGemm kquant_prompt_gemm_avx2(DType dtype);
-// The K-quant row groups' products (avx2/row_groups_avx2.cpp: Q4_K, Q5_K;
-// avx2/bit_pair_row_groups_avx2.cpp: Q2_K, Q3_K; avx2/q6k_row_groups_avx2.cpp); empty for the
-// other encodings.
+// The K-quant and IQ4_XS row groups' products (avx2/row_groups_avx2.cpp: Q4_K, Q5_K;
+// avx2/bit_pair_row_groups_avx2.cpp: Q2_K, Q3_K; avx2/q6k_row_groups_avx2.cpp;
+// avx2/iq4xs_row_groups_avx2.cpp); empty for the other encodings.
 RowGroupProducts row_group_products_avx2(DType dtype);
 RowGroupProducts bit_pair_row_group_products_avx2(DType dtype);
 RowGroupProducts q6k_row_group_products_avx2();
+RowGroupProducts iq4xs_row_group_products_avx2();
 QuantPromptGemm quant_prompt_gemm_avx2(DType dtype);
 QuantMatvec quant_matvec_avx2(DType dtype);
 QuantMatvec quant_matvec_iq4_nl_avx2();  // avx2/iq4nl_matvec_avx2.cpp

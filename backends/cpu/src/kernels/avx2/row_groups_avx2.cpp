@@ -217,6 +217,8 @@ RowGroupProducts row_group_products_avx2(DType dtype) {
       return {decode<Q5KGroups>, gemm<Q5KGroups>};
     case DType::kQ6_K:
       return q6k_row_group_products_avx2();
+    case DType::kIQ4_XS:
+      return iq4xs_row_group_products_avx2();
     default:
       return bit_pair_row_group_products_avx2(dtype);
   }
