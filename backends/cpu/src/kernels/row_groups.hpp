@@ -1,11 +1,11 @@
 #pragma once
 // Internal: weights laid out a second time at load, in groups of 16 rows, for the tables whose
-// products read that layout faster than the rows as stored (the AVX2 table's Q2_K..Q5_K products;
-// the AVX-512 and AMX tables' K-quant, IQ4_XS, IQ4_NL and Q4_0 products: the K-quants of Q2_K,
-// Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files, the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL ones,
-// the Q4_0 and Q8_0 of Q4_0 and Q8_0 files, the Q5_0 / Q5_1 of Q4_K_M / Q5_K_M files whose rows are
-// no whole K-quant blocks). Plain structs and declarations only, so AVX-512 translation units may
-// include it (vec_ops.hpp).
+// products read that layout faster than the rows as stored (the AVX2 table's K-quant and IQ4_XS
+// products; the AVX-512 and AMX tables' K-quant, IQ4_XS, IQ4_NL and Q4_0 products: the K-quants of
+// Q2_K, Q3_K_M, Q4_K_M, Q5_K_M and Q6_K files, the IQ4_XS and IQ4_NL of IQ4_XS files and of IQ4_NL
+// ones, the Q4_0 and Q8_0 of Q4_0 and Q8_0 files, the Q5_0 / Q5_1 of Q4_K_M / Q5_K_M files whose
+// rows are no whole K-quant blocks). Plain structs and declarations only, so AVX-512 translation
+// units may include it (vec_ops.hpp).
 //
 // Why: a one-token product reads every weight once, and with one row per accumulator it spends a
 // large part of each block on what is not a product of codes: reducing the row's lanes to one sum,
