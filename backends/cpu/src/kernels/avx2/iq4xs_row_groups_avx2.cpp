@@ -46,9 +46,7 @@ struct alignas(32) AbsActivations {
 
 // Rows 8h .. 8h + 7's signed scales of sub-block u, each twice in its lane (int16 words).
 inline __m256i scale_words(const IQ4XSRowGroupBlock& gb, int u, std::size_t h) {
-  std::int64_t eight;
-  std::memcpy(&eight, gb.scales[u] + kHalfRows * h, 8);
-  return word_twice(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(eight)), 0);
+  return signed_byte_words(gb.scales[u] + kHalfRows * h);
 }
 
 // Slice i's pair sums times the rows' scale: the codebook values of the slice's indices with the

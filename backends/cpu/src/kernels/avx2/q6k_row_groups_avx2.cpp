@@ -60,9 +60,7 @@ inline void slices(const Q6KRowGroupBlock::Unit& unit, int k, std::size_t h, __m
 
 // Rows 8h .. 8h + 7's signed scales of 16 elements j, each twice in its lane (int16 words).
 inline __m256i scale_words(const Q6KRowGroupBlock& gb, int j, std::size_t h) {
-  std::int64_t eight;
-  std::memcpy(&eight, gb.scales[j] + kHalfRows * h, 8);
-  return word_twice(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(eight)), 0);
+  return signed_byte_words(gb.scales[j] + kHalfRows * h);
 }
 
 // The exact sum of one 16-element unit (4 slices, two at a time in int16) times its scale words.

@@ -55,6 +55,13 @@ inline __m256i word_twice(__m256i pairs, int i) {
       pairs, _mm256_load_si256(reinterpret_cast<const __m256i*>(kLaneShuffles.word_twice[i])));
 }
 
+// The 8 signed bytes at p (row r's at p[r]) sign-extended into both int16 words of lane r.
+inline __m256i signed_byte_words(const std::int8_t* p) {
+  std::int64_t eight;
+  std::memcpy(&eight, p, 8);
+  return word_twice(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(eight)), 0);
+}
+
 // 8 halves (F16, one per row) widened.
 inline __m256 half_floats(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
