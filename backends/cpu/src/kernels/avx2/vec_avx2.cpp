@@ -426,8 +426,16 @@ void quantize_act_q8(const float* x, ActQ8Block* y, std::size_t n) {
 // per-block arithmetic. ~0.5 KiB ahead into L1 took llama1b Q4_0 decode on a 2-core EPYC from
 // 16.7 to ~18-20 tokens/s; 8 KiB into L2 took one Zen 5 thread's Q8_0 product from memory
 // (16384 x 8192) from 27 to 39 GB/s and llama1b Q8_0 decode on two threads from 38-39 to 44-45
-// tokens/s (three interleaved rounds). A hint reads no value, so it changes no result.
-//
+// tokens/s (three interleaved rounds). Q4_1, Q5_0 and Q5_1 had no hint until a 2-core Zen 3 guest
+// (AVX2 only) showed their products from memory (16384 x 8192) ~10% slower than from L3: with it,
+// Q5_0 14.5-15.4 -> 16.1-17.8 GB/s, Q5_1 16.0-17.2 -> 17.6-19.1, and the smol135m Q4_K_M products
+// (mostly Q5_0, llama-quantize's fallback for 576 columns) 11.5-14.2 -> 14.6-16.7 GB/s (three
+// interleaved rounds each). A hint reads no value, so it changes no result.
+template <typename Block>
+inline void hint_stream(const Block* block) {
+  _mm_prefetch(reinterpret_cast<const char*>(block) + kGroupStreamAheadBytes, _MM_HINT_T1);
+}
+
 // Q8_0 and Q4_0 keep two chains of multiply-adds, block b in chain b % 2, summed at the end:
 // hsum(chain 0 + chain 1). The AVX-512 table computes the same with one 512-bit accumulator (chain
 // 0 in the low half, chain 1 in the high), one multiply-add per pair of blocks, and the tiles
@@ -436,7 +444,7 @@ template <typename F>
 float row_dot_two_chains(const void* w_row, const ActQ8Block* x, std::size_t n_blocks) {
   const auto* w = static_cast<const typename F::Block*>(w_row);
   const auto step = [&](std::size_t b, __m256 acc) {
-    _mm_prefetch(reinterpret_cast<const char*>(w + b) + kGroupStreamAheadBytes, _MM_HINT_T1);
+    hint_stream(w + b);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
     return _mm256_fmadd_ps(scale, dot_i8_i8(F::codes(w[b]), load_act(x[b])), acc);
   };
@@ -466,6 +474,7 @@ float row_dot_q4_1(const void* w_row, const ActQ8Block* x, std::size_t n_blocks)
   __m256 acc = _mm256_setzero_ps();
   float mins = 0.0F;
   for (std::size_t b = 0; b < n_blocks; ++b) {
+    hint_stream(w + b);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
     acc = _mm256_fmadd_ps(scale, dot_u8_i8(nibbles_to_bytes(w[b].qs), load_act(x[b])), acc);
     mins += half_to_float(w[b].m) * x[b].s;
@@ -477,6 +486,7 @@ float row_dot_q5_0(const void* w_row, const ActQ8Block* x, std::size_t n_blocks)
   const auto* w = static_cast<const enc::BlockQ5_0*>(w_row);
   __m256 acc = _mm256_setzero_ps();
   for (std::size_t b = 0; b < n_blocks; ++b) {
+    hint_stream(w + b);
     const __m256i qw = Q5_0SignedCodes::codes(w[b]);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
     acc = _mm256_fmadd_ps(scale, dot_i8_i8(qw, load_act(x[b])), acc);
@@ -489,6 +499,7 @@ float row_dot_q5_1(const void* w_row, const ActQ8Block* x, std::size_t n_blocks)
   __m256 acc = _mm256_setzero_ps();
   float mins = 0.0F;
   for (std::size_t b = 0; b < n_blocks; ++b) {
+    hint_stream(w + b);
     const __m256i high = _mm256_and_si256(bits_to_bytes(w[b].qh), _mm256_set1_epi8(16));
     const __m256i qw = _mm256_or_si256(nibbles_to_bytes(w[b].qs), high);
     const __m256 scale = _mm256_set1_ps(half_to_float(w[b].d) * x[b].d);
