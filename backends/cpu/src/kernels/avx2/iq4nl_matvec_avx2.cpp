@@ -81,9 +81,8 @@ void rows4(const std::byte* w, std::size_t w_stride, const ActQ8Block* x, const 
     const __m256i l2 = block_lanes(r[2][b], x[b], abs_x[b], codebook);
     const __m256i l3 = block_lanes(r[3][b], x[b], abs_x[b], codebook);
     const __m128i isum = hsum4(l0, l1, l2, l3);
-    const __m128 wd = _mm_cvtph_ps(
-        _mm_setr_epi16(static_cast<short>(r[0][b].d), static_cast<short>(r[1][b].d),
-                       static_cast<short>(r[2][b].d), static_cast<short>(r[3][b].d), 0, 0, 0, 0));
+    const __m128 wd = _mm_cvtph_ps(_mm_cvtsi64_si128(
+        static_cast<long long>(pack_four_halves(r[0][b].d, r[1][b].d, r[2][b].d, r[3][b].d))));
     acc = _mm_fmadd_ps(_mm_mul_ps(wd, _mm_set1_ps(x[b].d)), _mm_cvtepi32_ps(isum), acc);
   }
   _mm_storeu_ps(y, acc);
