@@ -86,36 +86,51 @@ inline void sub_block_sum_pairs(const enc::BlockQ8_K& x, std::int32_t (&pairs)[4
 
 // One block of a group: acc[h] (rows 8h .. 8h + 7) += (d x xd) x isum, then += -(dmin x xd) x msum,
 // isum = sum_u scale_u x dot_u and msum = sum_u min_u x (the activation's 32-element sum u), exact.
+// Both halves go through a slice together, so each activation broadcast serves 16 rows, and the
+// sub-blocks are a loop, not unrolled. With the halves one after the other GCC kept the first
+// half's 64 broadcasts for the second by storing them on the stack, and fully unrolled it spilled
+// word sums too: llvm-mca -mcpu=znver3 put the block at 229 cycles, bound by those stores and
+// reloads, now ~172. On a Zen 3 guest (AVX2 only, 2 threads, four interleaved rounds) Matvec
+// 2048 x 8192 from L3: Q4_K 27-30 -> 41-49 GB/s, Q5_K 18-27 -> 36-44 (unrolled sub-blocks: 35-44
+// and 26-39). From memory the llama1b Q4_K_M products did not move (0.58-0.70 of the read test
+// before and after): there the stream, not the arithmetic, bounds them.
 template <typename L>
 inline void block_step(const typename L::Block& gb, const enc::BlockQ8_K& x,
                        const std::int32_t (&pairs)[4], __m256 (&acc)[2]) {
   const __m256 xd = _mm256_set1_ps(x.d);
+  __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
 #pragma GCC unroll 1
-  for (std::size_t h = 0; h < 2; ++h) {
-    __m256i isum = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int u = 0; u < 8; ++u) {
-      __m256i low_words = _mm256_setzero_si256();
-      __m256i high_words = _mm256_setzero_si256();
+  for (int u = 0; u < 8; ++u) {
+    __m256i low_words[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    __m256i high_words[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
 #pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256i act_lo = broadcast4(x.qs + 32 * u + 4 * k);
+      const __m256i act_hi = broadcast4(x.qs + 32 * u + 16 + 4 * k);
+#pragma GCC unroll 2
+      for (std::size_t h = 0; h < 2; ++h) {
         __m256i lo;
         __m256i hi;
         slices<L>(gb, u, k, h, lo, hi);
-        low_words = _mm256_add_epi16(low_words,
-                                     _mm256_maddubs_epi16(lo, broadcast4(x.qs + 32 * u + 4 * k)));
-        high_words = _mm256_add_epi16(
-            high_words, _mm256_maddubs_epi16(hi, broadcast4(x.qs + 32 * u + 16 + 4 * k)));
-      }
-      const __m256i scale = byte_words(gb.scales[u] + kHalfRows * h);
-      if constexpr (L::kFifthBit) {
-        isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(low_words, scale),
-                                                       _mm256_madd_epi16(high_words, scale)));
-      } else {
-        isum = _mm256_add_epi32(isum,
-                                _mm256_madd_epi16(_mm256_add_epi16(low_words, high_words), scale));
+        low_words[h] = _mm256_add_epi16(low_words[h], _mm256_maddubs_epi16(lo, act_lo));
+        high_words[h] = _mm256_add_epi16(high_words[h], _mm256_maddubs_epi16(hi, act_hi));
       }
     }
+#pragma GCC unroll 2
+    for (std::size_t h = 0; h < 2; ++h) {
+      const __m256i scale = byte_words(gb.scales[u] + kHalfRows * h);
+      if constexpr (L::kFifthBit) {
+        isum[h] =
+            _mm256_add_epi32(isum[h], _mm256_add_epi32(_mm256_madd_epi16(low_words[h], scale),
+                                                       _mm256_madd_epi16(high_words[h], scale)));
+      } else {
+        isum[h] = _mm256_add_epi32(
+            isum[h], _mm256_madd_epi16(_mm256_add_epi16(low_words[h], high_words[h]), scale));
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (std::size_t h = 0; h < 2; ++h) {
     __m256i msum = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
@@ -125,7 +140,7 @@ inline void block_step(const typename L::Block& gb, const enc::BlockQ8_K& x,
     }
     const __m256 d = half_floats(gb.d + kHalfRows * h);
     const __m256 dmin = half_floats(gb.dmin + kHalfRows * h);
-    acc[h] = _mm256_fmadd_ps(_mm256_mul_ps(d, xd), _mm256_cvtepi32_ps(isum), acc[h]);
+    acc[h] = _mm256_fmadd_ps(_mm256_mul_ps(d, xd), _mm256_cvtepi32_ps(isum[h]), acc[h]);
     const __m256 dm = _mm256_xor_ps(_mm256_mul_ps(dmin, xd), _mm256_set1_ps(-0.0F));
     acc[h] = _mm256_fmadd_ps(dm, _mm256_cvtepi32_ps(msum), acc[h]);
   }
