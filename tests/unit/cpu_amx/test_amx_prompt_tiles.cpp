@@ -10,6 +10,7 @@
 // has AMX and grants tile data, the hardware table runs too.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -34,10 +35,13 @@ using eredu::testing::amx::EmulatedTiles;
 using namespace eredu::testing::op_parity;
 namespace detail = eredu::cpu::detail;
 
+// The tables below are constexpr arrays, not vectors: this file is built with the AVX-512 flags,
+// and a vector's initialization ran at start-up, before any test could skip, with AVX-512 moves
+// (SIGILL on AVX2-only CPUs while ctest listed the tests).
 // The 32-code block encodings, then the K-quants (and IQ4_XS, which must keep the AVX-512 tiles).
-const std::vector<DType> kEncodings = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0, DType::kQ5_1,
-                                       DType::kQ8_0, DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K,
-                                       DType::kQ4_K, DType::kQ5_K,   DType::kQ6_K, DType::kIQ4_XS};
+constexpr std::array kEncodings = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0, DType::kQ5_1,
+                                   DType::kQ8_0, DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K,
+                                   DType::kQ4_K, DType::kQ5_K,   DType::kQ6_K, DType::kIQ4_XS};
 
 bool is_k_block(DType dtype) {
   return dtype == DType::kQ2_K || dtype == DType::kQ3_K || dtype == DType::kQ4_K ||
@@ -51,8 +55,14 @@ struct Shape {
 };
 // Rows around the 16-row groups and 32-row work items; tokens around the 16-token AMX tiles
 // (a last tile of 1..15 tokens runs the VNNI tile) and past one 96-token chunk.
-const std::vector<Shape> kShapes = {{16, 17, 2}, {17, 31, 1}, {33, 32, 3},  {40, 33, 2},
-                                    {1, 48, 4},  {67, 97, 2}, {35, 130, 1}, {48, 64, 3}};
+constexpr std::array<Shape, 8> kShapes = {{{16, 17, 2},
+                                           {17, 31, 1},
+                                           {33, 32, 3},
+                                           {40, 33, 2},
+                                           {1, 48, 4},
+                                           {67, 97, 2},
+                                           {35, 130, 1},
+                                           {48, 64, 3}}};
 
 // Each element of `got` equals `want` bit for bit.
 void expect_same_bits(const std::vector<float>& want, const std::vector<float>& got,
@@ -187,6 +197,9 @@ TEST(AmxPromptTiles, HardwareTableGivesTheAvx512TablesValuesBitForBit) {
 // The emulation itself against TDPBUSD's definition on bytes chosen by hand: unsigned 255 and
 // signed -128 at the extremes, so that a sign or zero extension the wrong way round shows.
 TEST(AmxPromptTiles, EmulatedDotProductFollowsTheInstructionDefinition) {
+  // The emulation is plain C++, but this file is compiled with the AVX-512 flags.
+  std::string why;
+  if (avx512_or_skip_message(&why) == nullptr) GTEST_SKIP() << why;
   eredu::cpu::detail::TileConfig c{};
   c.palette_id = 1;
   c.rows[0] = 2;
