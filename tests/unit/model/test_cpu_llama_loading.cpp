@@ -356,7 +356,8 @@ TEST_F(CpuLlamaLoading, NonLlamaArchitectureIsRejectedBeforeAnyPayloadRead) {
   EXPECT_EQ(runtime.error().code(), eredu::ErrorCode::kUnsupported);
 }
 
-// Where the kernel table lays an encoding out in row groups (AVX-512: K-quants, IQ4_XS, IQ4_NL),
+// Where the kernel table lays an encoding out in row groups (AVX-512: K-quants, IQ4_XS, IQ4_NL;
+// AVX2: the K-quants and IQ4_XS),
 // materializing such a matrix makes them (in parallel on the backend's threads), the table's
 // packing of the checkpoint's bytes (which the weight still reads in place, for the last rows % 16
 // and for get_row), and binding carries them into the slot: a linear through the bound slot gives
@@ -375,6 +376,10 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
         eredu::DType::kQ6_K, eredu::DType::kIQ4_XS, eredu::DType::kIQ4_NL}) {
     SCOPED_TRACE(eredu::to_string(dtype));
     const std::size_t group_bytes = k.row_group_bytes(dtype, kRows, kCols);
+    // The AVX2 table groups the K-quants and IQ4_XS but reads IQ4_NL as stored.
+    if (group_bytes == 0 && k.isa == eredu::cpu::Isa::kAvx2 && dtype == eredu::DType::kIQ4_NL) {
+      continue;
+    }
     ASSERT_GT(group_bytes, 0U);
     std::mt19937 rng(5 + static_cast<unsigned>(dtype));
     const auto bytes = eredu::testing::op_parity::random_packed_matrix(rng, dtype, kRows, kCols);
