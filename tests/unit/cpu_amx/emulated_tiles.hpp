@@ -4,19 +4,25 @@
 // sections of the Intel SDM, so that the kernels (templated on their tile policy,
 // amx/hardware_tiles.hpp) run and are checked on CPUs without AMX. Where the hardware faults (#UD,
 // #GP: no configuration, a palette other than 1, a shape beyond 16 rows of 64 bytes, operands whose
-// shapes do not chain) the emulation records a test failure. A tile load reads exactly its
-// configured rows x bytes, as the hardware does, so a sanitizer build also catches a tile reaching
-// past its operand.
-#include <gtest/gtest.h>
-
+// shapes do not chain) the emulation counts a fault and keeps the first one's description, which
+// the tests assert on. A tile load reads exactly its configured rows x bytes, as the hardware
+// does, so a sanitizer build also catches a tile reaching past its operand.
+//
+// It is included by a translation unit built with the AVX-512 flags (emulated_amx_kernels.cpp,
+// which instantiates the kernels with it) and by baseline ones, so it follows the backend's rule
+// for such headers (vec_ops.hpp): C headers and plain types only, nothing from gtest, and
+// everything in an anonymous namespace, so that no inline function is shared between the two
+// builds (the linker would keep one copy, possibly the AVX-512 one).
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "amx/tile_config.hpp"
 
 namespace eredu::testing::amx {
+namespace {
 
 using eredu::cpu::detail::kTileCount;
 using eredu::cpu::detail::kTileMaxRowBytes;
@@ -34,6 +40,15 @@ struct EmulatedTiles {
     static std::atomic<std::size_t> n{0};
     return n;
   }
+  // Instructions the hardware would have faulted on, on any thread, and the first one's text.
+  struct Faults {
+    std::atomic<std::size_t> count{0};
+    char first[256] = {};
+  };
+  static Faults& faults() {
+    static Faults f;
+    return f;
+  }
   static State& state() {
     thread_local State s;
     return s;
@@ -49,7 +64,7 @@ struct EmulatedTiles {
       ok = ok && c.rows[t] <= (used ? kTileMaxRows : 0) &&
            c.colsb[t] <= (used ? kTileMaxRowBytes : 0) && (c.rows[t] == 0) == (c.colsb[t] == 0);
     }
-    if (!ok) ADD_FAILURE() << "LDTILECFG: a configuration palette 1 rejects (#GP)";
+    if (!ok) fault("LDTILECFG: a configuration palette 1 rejects (#GP)");
     s.config = c;
     s.configured = ok;
     std::memset(s.data, 0, sizeof s.data);  // LDTILECFG zeroes the tiles
@@ -107,9 +122,9 @@ struct EmulatedTiles {
     const TileConfig& c = s.config;
     if (c.rows[sums] != c.rows[left] || c.colsb[sums] != c.colsb[right] ||
         c.colsb[left] != 4 * c.rows[right] || c.colsb[sums] % 4 != 0 || c.colsb[left] % 4 != 0) {
-      ADD_FAILURE() << op << ": operand shapes do not chain (#UD): sums " << int{c.rows[sums]}
-                    << "x" << c.colsb[sums] << ", left " << int{c.rows[left]} << "x"
-                    << c.colsb[left] << ", right " << int{c.rows[right]} << "x" << c.colsb[right];
+      fault("%s: operand shapes do not chain (#UD): sums %dx%d, left %dx%d, right %dx%d", op,
+            int{c.rows[sums]}, int{c.colsb[sums]}, int{c.rows[left]}, int{c.colsb[left]},
+            int{c.rows[right]}, int{c.colsb[right]});
       return;
     }
     for (int m = 0; m < c.rows[sums]; ++m) {
@@ -133,15 +148,22 @@ struct EmulatedTiles {
   static bool usable(int tile, const char* op) {
     const State& s = state();
     if (!s.configured) {
-      ADD_FAILURE() << op << " without a tile configuration (#UD)";
+      fault("%s without a tile configuration (#UD)", op);
       return false;
     }
     if (tile < 0 || tile >= kTileCount || s.config.rows[tile] == 0) {
-      ADD_FAILURE() << op << " on tile " << tile << ", which the configuration leaves unused (#UD)";
+      fault("%s on tile %d, which the configuration leaves unused (#UD)", op, tile);
       return false;
     }
     return true;
   }
+
+  template <typename... Args>
+  static void fault(const char* format, Args... args) {
+    Faults& f = faults();
+    if (f.count.fetch_add(1) == 0) std::snprintf(f.first, sizeof f.first, format, args...);
+  }
 };
 
+}  // namespace
 }  // namespace eredu::testing::amx

@@ -8,6 +8,10 @@
 // (emulated_tiles.hpp) inside the backend's own matmul driver: that proves the tiling, the tile
 // shapes and configuration, the operand layouts and the float steps, everywhere. Where the CPU
 // has AMX and grants tile data, the hardware table runs too.
+//
+// This file is built for the baseline, like the library's callers: the kernels instantiated on
+// the emulated tiles come from emulated_amx_kernels.cpp, built with the AVX-512 flags, and are
+// reached only after a test has checked that the CPU runs the AVX-512 table.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,13 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "amx/kquant_prompt_amx.hpp"
-#include "amx/quant_prompt_amx.hpp"
+#include "emulated_amx_kernels.hpp"
 #include "emulated_tiles.hpp"
 #include "eredu/backends/cpu/kernels.hpp"
 #include "kernel_impl.hpp"
 #include "op_parity.hpp"
-#include "vec_ops.hpp"
 
 namespace {
 
@@ -31,13 +33,12 @@ using eredu::DType;
 using eredu::cpu::Isa;
 using eredu::cpu::MatrixView;
 using eredu::cpu::ThreadPool;
+using eredu::testing::amx::emulated_amx_report;
 using eredu::testing::amx::EmulatedTiles;
+using eredu::testing::amx::EmulationReport;
 using namespace eredu::testing::op_parity;
 namespace detail = eredu::cpu::detail;
 
-// The tables below are constexpr arrays, not vectors: this file is built with the AVX-512 flags,
-// and a vector's initialization ran at start-up, before any test could skip, with AVX-512 moves
-// (SIGILL on AVX2-only CPUs while ctest listed the tests).
 // The 32-code block encodings, then the K-quants (and IQ4_XS, which must keep the AVX-512 tiles).
 constexpr std::array kEncodings = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0, DType::kQ5_1,
                                    DType::kQ8_0, DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K,
@@ -114,25 +115,27 @@ const eredu::cpu::KernelTable* avx512_or_skip_message(std::string* message) {
   return avx512;
 }
 
+// The emulated tiles ran at least one dot product since `before` and nothing the hardware would
+// have faulted on.
+void expect_tiles_used_without_faults(const EmulationReport& before) {
+  const EmulationReport after = emulated_amx_report();
+  EXPECT_GT(after.products, before.products) << "the emulated tile instructions never ran";
+  EXPECT_EQ(after.faults, before.faults) << "first: " << after.first_fault;
+}
+
 TEST(AmxPromptTiles, EmulatedTilesGiveTheAvx512PromptTilesValuesBitForBit) {
   std::string why;
   const auto* avx512 = avx512_or_skip_message(&why);
   if (avx512 == nullptr) GTEST_SKIP() << why;
   // The AVX-512 table with its prompt products replaced by the AMX kernel on emulated tiles, run
   // through the backend's own matmul (the same work items, token chunks and activation layout).
-  detail::VecOps ops = detail::vec_ops_avx512();
-  ops.quant_prompt_gemm = detail::block_tiles::amx_prompt_gemm_for<EmulatedTiles>;
-  ops.kquant_prompt_gemm = [](DType dtype) {
-    const detail::KQuantGemm own =
-        detail::kquant_tiles::amx_kquant_prompt_gemm_for<EmulatedTiles>(dtype);
-    return own != nullptr ? own : detail::kquant_prompt_gemm_avx512(dtype);
-  };
-  const std::size_t before = EmulatedTiles::products().load();
+  const detail::VecOps ops = eredu::testing::amx::avx512_ops_with_emulated_amx_prompts();
+  const EmulationReport before = emulated_amx_report();
   expect_avx512_values(*avx512, "emulated amx",
                        [&](const MatrixView& w, const float* x, std::size_t n, float* y,
                            ThreadPool* pool) { detail::matmul(ops, w, x, n, y, pool); });
   // Not vacuous: the 16-token tiles ran on the (emulated) tile instructions.
-  EXPECT_GT(EmulatedTiles::products().load(), before);
+  expect_tiles_used_without_faults(before);
 }
 
 // The K-quants and the encodings with blocks of 32 read from row groups (made at load on both
@@ -143,15 +146,8 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
   std::string why;
   const auto* avx512 = avx512_or_skip_message(&why);
   if (avx512 == nullptr) GTEST_SKIP() << why;
-  detail::VecOps ops = detail::vec_ops_avx512();
-  ops.row_group_products = [](DType dtype) {
-    detail::RowGroupProducts p = detail::row_group_products_avx512(dtype);
-    if (auto amx = detail::kquant_tiles::amx_row_group_gemm_for<EmulatedTiles>(dtype)) p.gemm = amx;
-    if (auto amx = detail::block_tiles::amx_row_group_prompt_gemm_for<EmulatedTiles>(dtype))
-      p.gemm_q8 = amx;
-    return p;
-  };
-  const std::size_t before = EmulatedTiles::products().load();
+  const detail::VecOps ops = eredu::testing::amx::avx512_ops_with_emulated_amx_row_groups();
+  const EmulationReport before = emulated_amx_report();
   ThreadPool three(3);
   for (DType dtype :
        {DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0,
@@ -175,7 +171,7 @@ TEST(AmxPromptTiles, EmulatedTilesOverRowGroupsGiveTheAvx512TablesValuesBitForBi
                              std::to_string(pool == nullptr ? 1 : pool->size()) + " threads");
       }
     }
-  EXPECT_GT(EmulatedTiles::products().load(), before);
+  expect_tiles_used_without_faults(before);
 }
 
 TEST(AmxPromptTiles, HardwareTableGivesTheAvx512TablesValuesBitForBit) {
@@ -195,11 +191,10 @@ TEST(AmxPromptTiles, HardwareTableGivesTheAvx512TablesValuesBitForBit) {
 }
 
 // The emulation itself against TDPBUSD's definition on bytes chosen by hand: unsigned 255 and
-// signed -128 at the extremes, so that a sign or zero extension the wrong way round shows.
+// signed -128 at the extremes, so that a sign or zero extension the wrong way round shows. The
+// emulation is plain C++ (this file's copy is built for the baseline), so this runs on every CPU.
 TEST(AmxPromptTiles, EmulatedDotProductFollowsTheInstructionDefinition) {
-  // The emulation is plain C++, but this file is compiled with the AVX-512 flags.
-  std::string why;
-  if (avx512_or_skip_message(&why) == nullptr) GTEST_SKIP() << why;
+  const std::size_t faults_before = EmulatedTiles::faults().count.load();
   eredu::cpu::detail::TileConfig c{};
   c.palette_id = 1;
   c.rows[0] = 2;
@@ -241,6 +236,29 @@ TEST(AmxPromptTiles, EmulatedDotProductFollowsTheInstructionDefinition) {
   EmulatedTiles::release();
   EXPECT_EQ(signed_sums[0][0], -1 * -128 + 1 + 2 + 3 + 4 + 5 + 6 + 7);
   EXPECT_EQ(signed_sums[1][1], 4 * (-1 * -128));
+  EXPECT_EQ(EmulatedTiles::faults().count.load(), faults_before)
+      << "first: " << EmulatedTiles::faults().first;
+}
+
+// The emulation faults where the hardware would: a dot product on tiles whose shapes do not
+// chain (K of the left operand is not 4 x the right operand's rows), and a load without a
+// configuration. Otherwise its checks could be vacuous.
+TEST(AmxPromptTiles, EmulatedTilesFaultWhereTheHardwareWould) {
+  eredu::cpu::detail::TileConfig c{};
+  c.palette_id = 1;
+  for (int t = 0; t < 3; ++t) {
+    c.rows[t] = 2;
+    c.colsb[t] = 8;
+  }
+  c.rows[2] = 3;  // right operand: 3 rows of 4-byte groups, the left operand has K = 8 (2 rows)
+  EmulatedTiles::configure(c);
+  const std::size_t before = EmulatedTiles::faults().count.load();
+  EmulatedTiles::dpbusd<0, 1, 2>();
+  EXPECT_EQ(EmulatedTiles::faults().count.load(), before + 1);
+  EmulatedTiles::release();
+  const std::uint8_t bytes[64] = {};
+  EmulatedTiles::load<0>(bytes, 8);
+  EXPECT_EQ(EmulatedTiles::faults().count.load(), before + 2);
 }
 
 }  // namespace
