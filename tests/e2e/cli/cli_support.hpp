@@ -37,11 +37,20 @@ inline std::string quote(const std::string& arg) {
   return q + "'";
 }
 
+// This process's scratch directory, removed with what it holds when the process exits (ctest runs
+// each test in a process of its own, and every one used to leave its directory behind).
 inline std::filesystem::path scratch_dir() {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("eredu-cli-tests-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+  struct RemovedAtExit {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("eredu-cli-tests-" + std::to_string(::getpid()));
+    ~RemovedAtExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const RemovedAtExit dir;
+  std::filesystem::create_directories(dir.path);
+  return dir.path;
 }
 
 inline std::string read_text(const std::filesystem::path& path) {

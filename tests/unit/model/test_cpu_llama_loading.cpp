@@ -43,14 +43,20 @@ using eredu::testing::TinyLlama;
 
 class CpuLlamaLoading : public ::testing::Test {
  protected:
+  // Every file a test wrote (some write more than one) is removed after it.
   void TearDown() override {
-    if (!path_.empty()) std::filesystem::remove(path_);
+    for (const auto& path : paths_) {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
   }
   std::filesystem::path write(const TinyLlama& t, const std::string& name) {
-    path_ = t.write(name);
-    return path_;
+    return keep(t.write(name));
   }
-  std::filesystem::path path_;
+  // `path`, to be removed after the test.
+  std::filesystem::path keep(std::filesystem::path path) { return paths_.emplace_back(path); }
+  std::vector<std::filesystem::path> paths_;
+  std::filesystem::path path_;  // a file the test wrote itself (also in paths_)
 };
 
 TEST_F(CpuLlamaLoading, InspectionAdmissionAndPreflightReadNoPayload) {
@@ -387,8 +393,8 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
     writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
     const std::uint64_t shape[] = {kRows, kCols};
     ASSERT_TRUE(writer.add_tensor("w.weight", dtype, shape, bytes).has_value());
-    path_ = std::filesystem::temp_directory_path() /
-            ("eredu_row_groups_" + std::to_string(::getpid()) + ".gguf");
+    path_ = keep(std::filesystem::temp_directory_path() /
+                 ("eredu_row_groups_" + std::to_string(::getpid()) + ".gguf"));
     ASSERT_TRUE(writer.write_file(path_).has_value());
     auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
     ASSERT_TRUE(source.has_value()) << source.error().what();
@@ -464,8 +470,8 @@ TEST_F(CpuLlamaLoading, RowGroupsOfALargeMatrixAreAdvisedIntoHugePagesWhereTheCo
   writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
   const std::uint64_t shape[] = {kRows, kCols};
   ASSERT_TRUE(writer.add_tensor("w.weight", kDtype, shape, bytes).has_value());
-  path_ = std::filesystem::temp_directory_path() /
-          ("eredu_huge_groups_" + std::to_string(::getpid()) + ".gguf");
+  path_ = keep(std::filesystem::temp_directory_path() /
+               ("eredu_huge_groups_" + std::to_string(::getpid()) + ".gguf"));
   ASSERT_TRUE(writer.write_file(path_).has_value());
   auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
   ASSERT_TRUE(source.has_value()) << source.error().what();
@@ -534,8 +540,8 @@ TEST_F(CpuLlamaLoading, NoPageOfTheTensorDataIsMappedAfterAGroupedModelIsLoadedA
     ASSERT_TRUE(
         writer.add_tensor("v" + std::to_string(i), eredu::DType::kF32, vector_shape, vector));
   }
-  path_ = std::filesystem::temp_directory_path() /
-          ("eredu_folios_" + std::to_string(::getpid()) + ".gguf");
+  path_ = keep(std::filesystem::temp_directory_path() /
+               ("eredu_folios_" + std::to_string(::getpid()) + ".gguf"));
   ASSERT_TRUE(writer.write_file(path_).has_value());
   {  // out of the page cache, so that the load reads the file as a downloaded model's first load
      // does: through readahead, which makes the large folios
