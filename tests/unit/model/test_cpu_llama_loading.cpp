@@ -53,10 +53,14 @@ class CpuLlamaLoading : public ::testing::Test {
   std::filesystem::path write(const TinyLlama& t, const std::string& name) {
     return keep(t.write(name));
   }
+  // A file name in the temporary directory for a test that writes its own file.
+  std::filesystem::path scratch_path(const std::string& name) {
+    return keep(std::filesystem::temp_directory_path() /
+                ("eredu_" + name + "_" + std::to_string(::getpid()) + ".gguf"));
+  }
   // `path`, to be removed after the test.
   std::filesystem::path keep(std::filesystem::path path) { return paths_.emplace_back(path); }
   std::vector<std::filesystem::path> paths_;
-  std::filesystem::path path_;  // a file the test wrote itself (also in paths_)
 };
 
 TEST_F(CpuLlamaLoading, InspectionAdmissionAndPreflightReadNoPayload) {
@@ -374,9 +378,10 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
   constexpr std::size_t kCols = 512;
   if (k.row_group_bytes(eredu::DType::kQ4_K, kRows, kCols) == 0) {
     GTEST_SKIP() << "the " << eredu::cpu::isa_name(k.isa)
-                 << " kernel table reads K-quant rows as stored (row groups are the avx512 "
-                    "table's)";
+                 << " kernel table reads K-quant rows as stored (the avx2 and avx512 tables make "
+                    "row groups)";
   }
+  const auto path = scratch_path("row_groups");  // rewritten for each encoding
   for (const eredu::DType dtype :
        {eredu::DType::kQ2_K, eredu::DType::kQ3_K, eredu::DType::kQ4_K, eredu::DType::kQ5_K,
         eredu::DType::kQ6_K, eredu::DType::kIQ4_XS, eredu::DType::kIQ4_NL}) {
@@ -393,10 +398,8 @@ TEST_F(CpuLlamaLoading, GroupedWeightsBindWithTheKernelTablesRowGroups) {
     writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
     const std::uint64_t shape[] = {kRows, kCols};
     ASSERT_TRUE(writer.add_tensor("w.weight", dtype, shape, bytes).has_value());
-    path_ = keep(std::filesystem::temp_directory_path() /
-                 ("eredu_row_groups_" + std::to_string(::getpid()) + ".gguf"));
-    ASSERT_TRUE(writer.write_file(path_).has_value());
-    auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
+    ASSERT_TRUE(writer.write_file(path).has_value());
+    auto source = eredu::checkpoint::GgufCheckpointSource::open(path);
     ASSERT_TRUE(source.has_value()) << source.error().what();
     auto lease = source->acquire_lease(eredu::checkpoint::TensorReadRequest{"w.weight"});
     ASSERT_TRUE(lease.has_value()) << lease.error().what();
@@ -470,10 +473,9 @@ TEST_F(CpuLlamaLoading, RowGroupsOfALargeMatrixAreAdvisedIntoHugePagesWhereTheCo
   writer.add_metadata("general.architecture", eredu::checkpoint::GgufValue(std::string("llama")));
   const std::uint64_t shape[] = {kRows, kCols};
   ASSERT_TRUE(writer.add_tensor("w.weight", kDtype, shape, bytes).has_value());
-  path_ = keep(std::filesystem::temp_directory_path() /
-               ("eredu_huge_groups_" + std::to_string(::getpid()) + ".gguf"));
-  ASSERT_TRUE(writer.write_file(path_).has_value());
-  auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
+  const auto path = scratch_path("huge_groups");
+  ASSERT_TRUE(writer.write_file(path).has_value());
+  auto source = eredu::checkpoint::GgufCheckpointSource::open(path);
   ASSERT_TRUE(source.has_value()) << source.error().what();
   eredu::cpu::ThreadPool two(2);
   // No advice first: an advised range keeps its advice after it is freed, and the next allocation
@@ -540,18 +542,17 @@ TEST_F(CpuLlamaLoading, NoPageOfTheTensorDataIsMappedAfterAGroupedModelIsLoadedA
     ASSERT_TRUE(
         writer.add_tensor("v" + std::to_string(i), eredu::DType::kF32, vector_shape, vector));
   }
-  path_ = keep(std::filesystem::temp_directory_path() /
-               ("eredu_folios_" + std::to_string(::getpid()) + ".gguf"));
-  ASSERT_TRUE(writer.write_file(path_).has_value());
+  const auto path = scratch_path("folios");
+  ASSERT_TRUE(writer.write_file(path).has_value());
   {  // out of the page cache, so that the load reads the file as a downloaded model's first load
      // does: through readahead, which makes the large folios
-    const int fd = ::open(path_.c_str(), O_RDONLY);
+    const int fd = ::open(path.c_str(), O_RDONLY);
     ASSERT_GE(fd, 0);
     ::fdatasync(fd);
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
   }
-  auto source = eredu::checkpoint::GgufCheckpointSource::open(path_);
+  auto source = eredu::checkpoint::GgufCheckpointSource::open(path);
   ASSERT_TRUE(source.has_value()) << source.error().what();
 
   // As a load does: every weight materialized, in file order, then every one bound.
